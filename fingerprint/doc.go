@@ -1,0 +1,2 @@
+// Package fingerprint computes JA3 and JA4 TLS client fingerprints.
+package fingerprint
