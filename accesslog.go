@@ -1,0 +1,101 @@
+package edge
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+// accessLog writes one JSON line per request. JSON encoding escapes control characters, so client
+// data (paths, hosts, user agents) cannot forge or break lines.
+type accessLog struct {
+	mu     sync.Mutex
+	logger *slog.Logger // nil when off
+	file   *os.File     // non-nil when log.access is a path
+}
+
+func openAccessLog(where string, override io.Writer) (*accessLog, error) {
+	var w io.Writer
+	al := &accessLog{}
+	switch {
+	case override != nil:
+		w = override
+	case where == "off":
+		return al, nil
+	case where == "stdout":
+		w = os.Stdout
+	case where == "stderr":
+		w = os.Stderr
+	default:
+		f, err := os.OpenFile(where, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			return nil, err
+		}
+		al.file = f
+		w = f
+	}
+	al.logger = slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && (a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	return al, nil
+}
+
+func (al *accessLog) close() error {
+	if al.file != nil {
+		return al.file.Close()
+	}
+	return nil
+}
+
+func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
+	if al.logger == nil {
+		return
+	}
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	attrs := make([]slog.Attr, 0, 20)
+	attrs = append(attrs,
+		slog.String("request_id", ex.id),
+		slog.String("client", ex.client.String()),
+		slog.String("peer", ex.peer.String()),
+		slog.String("protocol", ex.proto),
+		slog.String("scheme", ex.scheme),
+		slog.String("host", ex.host),
+		slog.String("method", r.Method),
+		slog.String("path", ex.path),
+		slog.String("query", r.URL.RawQuery),
+		slog.Int("status", status),
+		slog.Int64("bytes_in", ex.bytesIn),
+		slog.Int64("bytes_out", rec.bytes),
+		slog.Float64("duration_ms", float64(time.Since(ex.start).Microseconds())/1000),
+		slog.String("route", ex.route),
+		slog.String("backend", ex.backend),
+		slog.String("user_agent", r.UserAgent()),
+	)
+	if ex.upstream != "" {
+		attrs = append(attrs, slog.String("upstream", ex.upstream),
+			slog.Float64("upstream_ms", float64(ex.upTime.Microseconds())/1000))
+	}
+	if ex.reason != "" {
+		attrs = append(attrs, slog.String("reason", ex.reason))
+	}
+	al.logger.LogAttrs(context.Background(), slog.LevelInfo, "", attrs...)
+}

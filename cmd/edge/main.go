@@ -1,0 +1,137 @@
+// Command edge is the security edge terminator. See the repository README for a tour.
+//
+//	edge [--config FILE]                      run (default: ./edge.toml, else the built-in config)
+//	edge --validate [--config FILE] [--json]  check a config and everything it points to
+//	edge --version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"edge"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitInvalid = 1
+	exitUsage   = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "configuration file (default ./edge.toml if present, else the built-in default)")
+	validate := fs.Bool("validate", false, "check the configuration and everything it points to, then exit (0 valid, 1 invalid)")
+	asJSON := fs.Bool("json", false, "with --validate: print problems as a JSON array on stdout")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: edge [--config FILE] | edge --validate [--config FILE] [--json] | edge --version\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "edge: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "edge %s\n", version)
+		return exitOK
+	}
+	if *asJSON && !*validate {
+		fmt.Fprintln(stderr, "edge: --json goes with --validate")
+		return exitUsage
+	}
+
+	cfg, problems := loadConfig(*configPath)
+	if *validate {
+		return reportValidation(problems, *asJSON, stdout, stderr)
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stderr, p.String())
+	}
+	if problems.HasErrors() || cfg == nil {
+		fmt.Fprintln(stderr, "edge: invalid configuration")
+		return exitInvalid
+	}
+	return serve(cfg, stderr)
+}
+
+// loadConfig picks the configuration: --config, else ./edge.toml, else the built-in default.
+func loadConfig(path string) (*edge.Config, edge.Problems) {
+	if path != "" {
+		return edge.LoadFile(path)
+	}
+	if _, err := os.Stat("edge.toml"); err == nil {
+		return edge.LoadFile("edge.toml")
+	}
+	return edge.LoadDefault()
+}
+
+func reportValidation(problems edge.Problems, asJSON bool, stdout, stderr io.Writer) int {
+	if asJSON {
+		stdout.Write(problems.JSON())
+	} else {
+		for _, p := range problems {
+			fmt.Fprintln(stderr, p.String())
+		}
+	}
+	errs, warns := 0, 0
+	for _, p := range problems {
+		if p.Severity == edge.SeverityError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	if errs > 0 {
+		fmt.Fprintf(stderr, "edge: configuration invalid: %d error(s), %d warning(s)\n", errs, warns)
+		return exitInvalid
+	}
+	fmt.Fprintf(stderr, "edge: configuration valid (%d warning(s))\n", warns)
+	return exitOK
+}
+
+// serve runs edge until SIGTERM or SIGINT, then drains; a second signal exits at once.
+func serve(cfg *edge.Config, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-sigs
+		cancel()
+		<-sigs
+		fmt.Fprintln(stderr, "edge: second signal, exiting now")
+		os.Exit(exitInvalid)
+	}()
+	srv, err := edge.NewServer(cfg, edge.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "edge: %v\n", err)
+		return exitInvalid
+	}
+	if err := srv.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "edge: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}

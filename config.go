@@ -1,0 +1,162 @@
+package edge
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// DefaultConfigTOML is the repository's edge.toml, built into the binary: edge runs on it when no
+// --config is given and no ./edge.toml exists.
+//
+//go:embed edge.toml
+var DefaultConfigTOML []byte
+
+// DefaultConfigName is the name problems in the built-in configuration are reported under.
+const DefaultConfigName = "(built-in edge.toml)"
+
+// Config is the whole configuration as decoded from TOML. Units live in key names. Every default is
+// set by [DefaultConfig] (defaults.go); a key absent from the file keeps its default.
+type Config struct {
+	Listen   ListenConfig             `toml:"listen"`
+	Server   ServerConfig             `toml:"server"`
+	Log      LogConfig                `toml:"log"`
+	Routes   []RouteConfig            `toml:"routes"`
+	Backends map[string]BackendConfig `toml:"backends"`
+
+	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
+	// Relative paths in the configuration are resolved against its directory.
+	File string `toml:"-"`
+	// Dir is the directory relative paths are resolved against.
+	Dir string `toml:"-"`
+
+	lines *keyLines
+}
+
+// ListenConfig holds the listener addresses. An empty address disables that listener.
+type ListenConfig struct {
+	// HTTPS is the TLS-over-TCP listener (HTTP/1.1 and HTTP/2 by ALPN).
+	HTTPS string `toml:"https"`
+	// HTTP is the cleartext listener.
+	HTTP string `toml:"http"`
+	// Admin serves /healthz (and later /metrics); loopback by default.
+	Admin string `toml:"admin"`
+	// HTTPMode is what the cleartext listener does: "redirect" (to https, 308) or "serve" (the pipeline).
+	HTTPMode string `toml:"http_mode"`
+}
+
+// ServerConfig holds process-wide settings.
+type ServerConfig struct {
+	// StateDir keeps generated state (the self-signed certificate). Empty: $EDGE_STATE_DIR, else
+	// $XDG_STATE_HOME/edge, else ~/.local/state/edge.
+	StateDir string `toml:"state_dir"`
+	// DrainTimeoutMS bounds how long shutdown waits for requests in flight.
+	DrainTimeoutMS int `toml:"drain_timeout_ms"`
+	// ReadHeaderTimeoutMS bounds the time to read a request's headers (slowloris).
+	ReadHeaderTimeoutMS int `toml:"read_header_timeout_ms"`
+	// IdleTimeoutMS closes keep-alive connections idle this long.
+	IdleTimeoutMS int `toml:"idle_timeout_ms"`
+	// MaxHeaderBytes bounds the size of a request's header block.
+	MaxHeaderBytes int `toml:"max_header_bytes"`
+	// TrustedProxies are CIDRs whose X-Forwarded-For / Forwarded / X-Forwarded-Host are believed.
+	TrustedProxies []string `toml:"trusted_proxies"`
+}
+
+// LogConfig configures logging.
+type LogConfig struct {
+	// Access is where the access log goes: "stdout", "stderr", "off" or a file path.
+	Access string `toml:"access"`
+	// Level is the minimum level of the process log on stderr: debug, info, warn, error.
+	Level string `toml:"level"`
+}
+
+// RouteConfig is one [[routes]] entry.
+type RouteConfig struct {
+	Name       string `toml:"name"`
+	Host       string `toml:"host"`
+	PathPrefix string `toml:"path_prefix"`
+	Backend    string `toml:"backend"`
+}
+
+// BackendConfig is one [backends.NAME] entry.
+type BackendConfig struct {
+	Servers []string `toml:"servers"`
+}
+
+// LoadFile reads and decodes the configuration at path, strictly, and validates it. The returned
+// Problems list every error and warning; the Config is nil when the file could not be decoded.
+func LoadFile(path string) (*Config, Problems) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Problems{{Severity: SeverityError, File: path, Message: "cannot read config: " + plainErr(err)}}
+	}
+	return Load(path, data)
+}
+
+// LoadDefault decodes the built-in configuration.
+func LoadDefault() (*Config, Problems) { return Load(DefaultConfigName, DefaultConfigTOML) }
+
+// Load decodes data (named name in problems) strictly onto the defaults, then validates it.
+func Load(name string, data []byte) (*Config, Problems) {
+	cfg := DefaultConfig()
+	cfg.File = name
+	cfg.Dir = configDir(name)
+	cfg.lines = scanKeyLines(data)
+	sink := &problemSink{file: name, lines: cfg.lines}
+
+	md, err := toml.Decode(string(data), &cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			sink.list = append(sink.list, Problem{Severity: SeverityError, File: name, Line: pe.Position.Line,
+				Path: pe.LastKey, Message: pe.Message})
+		} else {
+			sink.list = append(sink.list, Problem{Severity: SeverityError, File: name, Message: strings.TrimPrefix(err.Error(), "toml: ")})
+		}
+		return nil, sink.list
+	}
+	for _, k := range md.Undecoded() {
+		path := keyPath(k)
+		sink.errorf(path, fmt.Sprintf("unknown key %q", path))
+	}
+	cfg.validate(sink)
+	return &cfg, sink.list
+}
+
+// keyPath renders a TOML key as a config path. Array indexes are not in toml.Key, so the line
+// locator resolves the enclosing table instead.
+func keyPath(k toml.Key) string { return strings.Join(k, ".") }
+
+func configDir(name string) string {
+	if name == DefaultConfigName {
+		return "."
+	}
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		if i == 0 {
+			return "/"
+		}
+		return name[:i]
+	}
+	return "."
+}
+
+// resolve returns p relative to the configuration's directory, unless absolute.
+func (c *Config) resolve(p string) string {
+	if p == "" || strings.HasPrefix(p, "/") || c.Dir == "" || c.Dir == "." {
+		return p
+	}
+	return c.Dir + "/" + p
+}
+
+// plainErr strips the Go-internal prefixes of file errors so messages read well.
+func plainErr(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

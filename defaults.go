@@ -1,0 +1,50 @@
+package edge
+
+// Defaults of every root configuration key, in one place. A key absent from the TOML keeps the value
+// set here; the capability packages' sections take theirs from each package's DefaultConfig.
+const (
+	// DefaultHTTPS is listen.https.
+	DefaultHTTPS = "127.0.0.1:8443"
+	// DefaultHTTP is listen.http.
+	DefaultHTTP = "127.0.0.1:8080"
+	// DefaultAdmin is listen.admin: loopback, so the admin API is not exposed by accident.
+	DefaultAdmin = "127.0.0.1:9901"
+	// DefaultHTTPMode is listen.http_mode: cleartext requests are redirected to https.
+	DefaultHTTPMode = "redirect"
+
+	// DefaultDrainTimeoutMS is server.drain_timeout_ms.
+	DefaultDrainTimeoutMS = 10_000
+	// DefaultReadHeaderTimeoutMS is server.read_header_timeout_ms.
+	DefaultReadHeaderTimeoutMS = 10_000
+	// DefaultIdleTimeoutMS is server.idle_timeout_ms.
+	DefaultIdleTimeoutMS = 120_000
+	// DefaultMaxHeaderBytes is server.max_header_bytes (64 KiB).
+	DefaultMaxHeaderBytes = 64 << 10
+
+	// DefaultAccessLog is log.access.
+	DefaultAccessLog = "stdout"
+	// DefaultLogLevel is log.level.
+	DefaultLogLevel = "info"
+)
+
+// DefaultConfig returns a configuration with every default set and no routes or backends.
+func DefaultConfig() Config {
+	return Config{
+		Listen: ListenConfig{
+			HTTPS:    DefaultHTTPS,
+			HTTP:     DefaultHTTP,
+			Admin:    DefaultAdmin,
+			HTTPMode: DefaultHTTPMode,
+		},
+		Server: ServerConfig{
+			DrainTimeoutMS:      DefaultDrainTimeoutMS,
+			ReadHeaderTimeoutMS: DefaultReadHeaderTimeoutMS,
+			IdleTimeoutMS:       DefaultIdleTimeoutMS,
+			MaxHeaderBytes:      DefaultMaxHeaderBytes,
+		},
+		Log: LogConfig{
+			Access: DefaultAccessLog,
+			Level:  DefaultLogLevel,
+		},
+	}
+}

@@ -1,0 +1,112 @@
+package edge
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+)
+
+// exchange is the per-request state of the pipeline: what was decided about the request and why.
+// It is created once per request, carried in the request context to the forwarder, and written to
+// the access log at the end.
+type exchange struct {
+	start     time.Time
+	snap      *Snapshot
+	id        string
+	proto     string // "h1", "h2", "h3"
+	scheme    string // "https" or "http"
+	peer      netip.Addr
+	client    netip.Addr
+	host      string // canonical host
+	path      string // canonical path (escaped form): what routing, security stages, logs and backend see
+	route     string
+	backend   string
+	upstream  string // server address the request went to
+	upStatus  int
+	upStart   time.Time
+	upTime    time.Duration
+	reason    string // typed reason of a deny or error, "" when served
+	bytesIn   int64
+	trustPeer bool
+}
+
+type exchangeKey struct{}
+
+func withExchange(ctx context.Context, ex *exchange) context.Context {
+	return context.WithValue(ctx, exchangeKey{}, ex)
+}
+
+func exchangeFrom(ctx context.Context) *exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return ex
+}
+
+// protoLabel names the client protocol as edge reports it everywhere (Edge-Protocol, logs).
+func protoLabel(r *http.Request) string {
+	switch r.ProtoMajor {
+	case 2:
+		return "h2"
+	case 3:
+		return "h3"
+	}
+	return "h1"
+}
+
+// recorder wraps the client's ResponseWriter to learn the status and byte count. Unwrap lets
+// http.ResponseController reach Flush, Hijack and deadlines of the underlying writer.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (rec *recorder) WriteHeader(code int) {
+	if rec.status == 0 || (rec.status >= 100 && rec.status < 200) {
+		rec.status = code
+	}
+	rec.ResponseWriter.WriteHeader(code)
+}
+
+func (rec *recorder) Write(p []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(p)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+func (rec *recorder) Flush() {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	if f, ok := rec.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (rec *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(rec.ResponseWriter).Hijack()
+}
+
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// countingBody counts the request body bytes the forwarder reads.
+type countingBody struct {
+	rc interface {
+		Read([]byte) (int, error)
+		Close() error
+	}
+	n *int64
+}
+
+func (c countingBody) Read(p []byte) (int, error) {
+	n, err := c.rc.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+func (c countingBody) Close() error { return c.rc.Close() }

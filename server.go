@@ -1,0 +1,260 @@
+package edge
+
+import (
+	"context"
+	stdtls "crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options are the process-level settings a caller of [NewServer] may override.
+type Options struct {
+	// Logger receives the process log. Nil: a text logger on stderr at log.level.
+	Logger *slog.Logger
+	// AccessLog, when set, receives the access log instead of log.access (tests use it).
+	AccessLog io.Writer
+}
+
+// Server is a running edge: listeners, the current snapshot, and what is shared across snapshots.
+type Server struct {
+	cfg    *Config
+	log    *slog.Logger
+	access *accessLog
+	ids    *requestIDs
+	snap   atomic.Pointer[Snapshot]
+	echo   *echoServer
+	tlsCfg *stdtls.Config
+
+	mu        sync.Mutex
+	listeners map[string]net.Listener
+	servers   []*http.Server
+	started   atomic.Bool
+	wg        sync.WaitGroup
+}
+
+// NewServer prepares a server from a validated configuration: the self-signed certificate when none
+// is configured, the built-in echo backend and the first snapshot. It opens no client listener.
+func NewServer(cfg *Config, opts Options) (*Server, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevels[cfg.Log.Level]}))
+	}
+	access, err := openAccessLog(cfg.resolve(cfg.Log.Access), opts.AccessLog)
+	if err != nil {
+		return nil, fmt.Errorf("access log: %w", err)
+	}
+	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}}
+
+	if cfg.Listen.HTTPS != "" {
+		ss, err := ensureSelfSigned(cfg.stateDir(), time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("self-signed certificate: %w", err)
+		}
+		verb := "loaded"
+		if ss.created {
+			verb = "created"
+		}
+		logger.Info(verb+" self-signed certificate", "cert", ss.certFile, "sha256", ss.fingerprint)
+		s.tlsCfg = &stdtls.Config{
+			MinVersion:   stdtls.VersionTLS13,
+			Certificates: []stdtls.Certificate{ss.cert},
+			CurvePreferences: []stdtls.CurveID{stdtls.X25519MLKEM768, stdtls.SecP256r1MLKEM768,
+				stdtls.SecP384r1MLKEM1024, stdtls.X25519, stdtls.CurveP256, stdtls.CurveP384},
+			NextProtos: []string{"h2", "http/1.1"},
+		}
+	}
+
+	echo, err := startEcho()
+	if err != nil {
+		return nil, fmt.Errorf("built-in echo backend: %w", err)
+	}
+	s.echo = echo
+	s.snap.Store(compile(cfg, s, echo.addr()))
+	return s, nil
+}
+
+// Start binds every configured listener and serves them in the background. On error nothing stays
+// bound.
+func (s *Server) Start() error {
+	c := s.cfg
+	type lspec struct {
+		name, addr string
+		handler    http.Handler
+		tls        bool
+	}
+	var specs []lspec
+	if c.Listen.HTTPS != "" {
+		specs = append(specs, lspec{"https", c.Listen.HTTPS, s, true})
+	}
+	if c.Listen.HTTP != "" {
+		var h http.Handler = http.HandlerFunc(s.serveCleartext)
+		if c.Listen.HTTPMode == "redirect" {
+			h = http.HandlerFunc(s.redirectToHTTPS)
+		}
+		specs = append(specs, lspec{"http", c.Listen.HTTP, h, false})
+	}
+	if c.Listen.Admin != "" {
+		specs = append(specs, lspec{"admin", c.Listen.Admin, s.adminHandler(), false})
+	}
+	bound := map[string]net.Listener{}
+	for _, sp := range specs {
+		ln, err := net.Listen("tcp", sp.addr)
+		if err != nil {
+			for _, l := range bound {
+				l.Close()
+			}
+			return fmt.Errorf("listen.%s: %w", sp.name, err)
+		}
+		bound[sp.name] = ln
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range specs {
+		ln := bound[sp.name]
+		srv := s.httpServer(sp.handler)
+		if sp.tls {
+			srv.TLSConfig = s.tlsCfg
+			ln = stdtls.NewListener(ln, s.tlsCfg)
+		}
+		s.listeners[sp.name] = ln
+		s.servers = append(s.servers, srv)
+		s.wg.Add(1)
+		go func(name string) {
+			defer s.wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("listener stopped", "listener", name, "err", err)
+			}
+		}(sp.name)
+		s.log.Info("listening", "listener", sp.name, "addr", ln.Addr().String())
+	}
+	s.started.Store(true)
+	return nil
+}
+
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	c := s.cfg.Server
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetHTTP2(true)
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: time.Duration(c.ReadHeaderTimeoutMS) * time.Millisecond,
+		IdleTimeout:       time.Duration(c.IdleTimeoutMS) * time.Millisecond,
+		MaxHeaderBytes:    c.MaxHeaderBytes,
+		Protocols:         &protos,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+}
+
+// Addr returns the bound address of a listener ("https", "http", "admin"), or nil.
+func (s *Server) Addr(name string) net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ln, ok := s.listeners[name]; ok {
+		return ln.Addr()
+	}
+	return nil
+}
+
+// Shutdown stops accepting, lets requests in flight finish until ctx ends, then closes everything.
+// HTTP/2 clients receive GOAWAY.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	servers := s.servers
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(servers))
+	for i, srv := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Shutdown(ctx); err != nil {
+				errs[i] = err
+				srv.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	s.wg.Wait()
+	if s.echo != nil {
+		s.echo.srv.Close()
+	}
+	if snap := s.snap.Load(); snap != nil {
+		snap.close()
+	}
+	_ = s.access.close()
+	return errors.Join(errs...)
+}
+
+// Run starts the server and serves until ctx is done, then shuts down gracefully within
+// server.drain_timeout_ms.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	s.log.Info("shutting down", "drain_timeout_ms", s.cfg.Server.DrainTimeoutMS)
+	dctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.cfg.Server.DrainTimeoutMS)*time.Millisecond)
+	defer cancel()
+	return s.Shutdown(dctx)
+}
+
+// serveCleartext runs the pipeline for listen.http_mode = "serve".
+func (s *Server) serveCleartext(w http.ResponseWriter, r *http.Request) { s.serve(w, r, "http") }
+
+// redirectToHTTPS answers cleartext requests with a 308 to the same host and path on the https
+// listener.
+func (s *Server) redirectToHTTPS(w http.ResponseWriter, r *http.Request) {
+	host, ok := canonicalHost(r.Host)
+	if !ok {
+		writeError(w, http.StatusBadRequest, s.ids.next())
+		return
+	}
+	if _, port, err := net.SplitHostPort(s.cfg.Listen.HTTPS); err == nil && port != "443" {
+		if a := s.Addr("https"); a != nil {
+			port = strconv.Itoa(a.(*net.TCPAddr).Port)
+		}
+		if containsColon(host) && host[0] != '[' {
+			host = "[" + host + "]"
+		}
+		host += ":" + port
+	}
+	w.Header().Set("Location", "https://"+host+r.URL.RequestURI())
+	w.WriteHeader(http.StatusPermanentRedirect)
+}
+
+func containsColon(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) adminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if !s.started.Load() || s.snap.Load() == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "not ready\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	return mux
+}

@@ -1,0 +1,188 @@
+package edge
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// validate checks every root section and records each problem with its key path. It has no side
+// effects; the capability sections are checked by their packages' Validate.
+func (c *Config) validate(s *problemSink) {
+	c.validateListen(s)
+	c.validateServer(s)
+	c.validateLog(s)
+	c.validateBackends(s)
+	c.validateRoutes(s)
+}
+
+func (c *Config) validateListen(s *problemSink) {
+	seen := map[string]string{}
+	check := func(key, addr string) {
+		if addr == "" {
+			return
+		}
+		path := "listen." + key
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			s.errorf(path, fmt.Sprintf("bad listen address %q: want host:port", addr))
+			return
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			s.errorf(path, fmt.Sprintf("bad listen address %q: port must be 0-65535", addr))
+			return
+		}
+		if host != "" && host != "localhost" {
+			if _, err := netip.ParseAddr(host); err != nil {
+				s.errorf(path, fmt.Sprintf("bad listen address %q: host must be an IP address, localhost or empty", addr))
+				return
+			}
+		}
+		if port != "0" {
+			if other, dup := seen[canonicalListen(host, port)]; dup {
+				s.errorf(path, fmt.Sprintf("listen address %q is also used by listen.%s", addr, other))
+				return
+			}
+			seen[canonicalListen(host, port)] = key
+		}
+		if key == "admin" && !isLoopbackHost(host) {
+			s.warnf(path, fmt.Sprintf("admin listener %q is not on loopback: the admin API would be reachable from the network", addr))
+		}
+	}
+	check("https", c.Listen.HTTPS)
+	check("http", c.Listen.HTTP)
+	check("admin", c.Listen.Admin)
+	if c.Listen.HTTPS == "" && c.Listen.HTTP == "" {
+		s.errorf("listen", "no listener: set listen.https or listen.http")
+	}
+	switch c.Listen.HTTPMode {
+	case "redirect", "serve":
+	default:
+		s.errorf("listen.http_mode", fmt.Sprintf("unknown mode %q: want \"redirect\" or \"serve\"", c.Listen.HTTPMode))
+	}
+	if c.Listen.HTTPMode == "redirect" && c.Listen.HTTP != "" && c.Listen.HTTPS == "" {
+		s.errorf("listen.http_mode", "redirect needs listen.https")
+	}
+}
+
+// canonicalListen makes "localhost:80", "127.0.0.1:80" and ":80" collide as they would at bind time.
+func canonicalListen(host, port string) string {
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		host = a.Unmap().String()
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		return "*:" + port
+	}
+	return host + ":" + port
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+func (c *Config) validateServer(s *problemSink) {
+	positive := func(key string, v int) {
+		if v <= 0 {
+			s.errorf("server."+key, fmt.Sprintf("must be > 0, got %d", v))
+		}
+	}
+	positive("drain_timeout_ms", c.Server.DrainTimeoutMS)
+	positive("read_header_timeout_ms", c.Server.ReadHeaderTimeoutMS)
+	positive("idle_timeout_ms", c.Server.IdleTimeoutMS)
+	if v := c.Server.MaxHeaderBytes; v < 1024 || v > 1<<20 {
+		s.errorf("server.max_header_bytes", fmt.Sprintf("must be between 1024 and 1048576, got %d", v))
+	}
+	for i, p := range c.Server.TrustedProxies {
+		if _, err := parsePrefix(p); err != nil {
+			s.errorf(fmt.Sprintf("server.trusted_proxies[%d]", i), err.Error())
+		}
+	}
+}
+
+// parsePrefix accepts a CIDR or a single address (as a /32 or /128).
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("bad CIDR %q", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("bad address %q: want an IP address or CIDR", s)
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+}
+
+func (c *Config) validateLog(s *problemSink) {
+	if c.Log.Access == "" {
+		s.errorf("log.access", "must be \"stdout\", \"stderr\", \"off\" or a file path")
+	}
+	if _, ok := logLevels[c.Log.Level]; !ok {
+		s.errorf("log.level", fmt.Sprintf("unknown level %q: want debug, info, warn or error", c.Log.Level))
+	}
+}
+
+func (c *Config) validateBackends(s *problemSink) {
+	for name, b := range c.Backends {
+		path := "backends." + name
+		if strings.HasPrefix(name, builtinPrefix) {
+			s.errorf(path, "backend names starting with \"builtin:\" are reserved")
+		}
+		if len(b.Servers) == 0 {
+			s.errorf(path+".servers", "no servers")
+		}
+		for i, srv := range b.Servers {
+			if _, port, err := net.SplitHostPort(srv); err != nil || port == "" {
+				s.errorf(fmt.Sprintf("%s.servers[%d]", path, i), fmt.Sprintf("bad server address %q: want host:port", srv))
+			}
+		}
+	}
+}
+
+func (c *Config) validateRoutes(s *problemSink) {
+	if len(c.Routes) == 0 {
+		s.warnf("routes", "no routes: every request will get 404")
+	}
+	names := map[string]int{}
+	for i, r := range c.Routes {
+		path := fmt.Sprintf("routes[%d]", i)
+		switch {
+		case r.Name == "":
+			s.errorf(path+".name", "missing route name")
+		default:
+			if j, dup := names[r.Name]; dup {
+				s.errorf(path+".name", fmt.Sprintf("duplicate route name %q (also routes[%d])", r.Name, j))
+			} else {
+				names[r.Name] = i
+			}
+		}
+		if r.Backend == "" {
+			s.errorf(path+".backend", "missing backend")
+		} else if !c.backendExists(r.Backend) {
+			s.errorf(path+".backend", fmt.Sprintf("no backend named %q", r.Backend))
+		}
+		if r.PathPrefix != "" && !strings.HasPrefix(r.PathPrefix, "/") {
+			s.errorf(path+".path_prefix", fmt.Sprintf("path prefix %q must start with /", r.PathPrefix))
+		}
+	}
+}
+
+func (c *Config) backendExists(name string) bool {
+	if strings.HasPrefix(name, builtinPrefix) {
+		_, ok := builtinBackends[name]
+		return ok
+	}
+	_, ok := c.Backends[name]
+	return ok
+}
