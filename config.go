@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -114,17 +116,44 @@ func Load(name string, data []byte) (*Config, Problems) {
 		if errors.As(err, &pe) {
 			sink.list = append(sink.list, Problem{Severity: SeverityError, File: name, Line: pe.Position.Line,
 				Path: pe.LastKey, Message: pe.Message})
+		} else if m := tomlTypeErr.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			sink.list = append(sink.list, Problem{Severity: SeverityError, File: name, Line: line, Path: m[2], Message: m[3]})
 		} else {
 			sink.list = append(sink.list, Problem{Severity: SeverityError, File: name, Message: strings.TrimPrefix(err.Error(), "toml: ")})
 		}
 		return nil, sink.list
 	}
-	for _, k := range md.Undecoded() {
+	undecoded := md.Undecoded()
+	unknown := make(map[string]bool, len(undecoded))
+	for _, k := range undecoded {
+		unknown[keyPath(k)] = true
+	}
+	for _, k := range undecoded {
+		if hasUnknownParent(k, unknown) {
+			continue // reported once, at the unknown section
+		}
 		path := keyPath(k)
-		sink.errorf(path, fmt.Sprintf("unknown key %q", path))
+		what := "key"
+		if t := md.Type(k...); t == "Hash" || t == "ArrayHash" {
+			what = "section"
+		}
+		sink.errorf(path, fmt.Sprintf("unknown %s %q", what, path))
 	}
 	cfg.validate(sink)
 	return &cfg, sink.list
+}
+
+// tomlTypeErr matches the TOML library's decoding errors, which carry line and key only in text.
+var tomlTypeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+func hasUnknownParent(k toml.Key, unknown map[string]bool) bool {
+	for i := 1; i < len(k); i++ {
+		if unknown[keyPath(k[:i])] {
+			return true
+		}
+	}
+	return false
 }
 
 // keyPath renders a TOML key as a config path. Array indexes are not in toml.Key, so the line

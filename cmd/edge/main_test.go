@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runEdge(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestValidateRepositoryConfig(t *testing.T) {
+	code, _, stderr := runEdge(t, "--validate", "--config", "../../edge.toml")
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}
+
+func TestValidateUnknownSection(t *testing.T) {
+	src, err := os.ReadFile("../../edge.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "edge.toml")
+	os.WriteFile(path, append(src, []byte("\n[frobnicate]\nlevel = 3\n")...), 0o644)
+	code, _, stderr := runEdge(t, "--validate", "--config", path)
+	if code != exitInvalid || !strings.Contains(stderr, "frobnicate") {
+		t.Errorf("exit %d stderr %q, want 1 naming frobnicate", code, stderr)
+	}
+	code, stdout, _ := runEdge(t, "--validate", "--json", "--config", path)
+	var problems []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &problems); err != nil || code != exitInvalid {
+		t.Fatalf("exit %d, JSON %q: %v", code, stdout, err)
+	}
+	if len(problems) != 1 || problems[0]["path"] != "frobnicate" || problems[0]["line"].(float64) == 0 {
+		t.Errorf("got %v, want one problem at frobnicate with a line", problems)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"--nope"}, {"extra"}, {"--json"}} {
+		if code, _, _ := runEdge(t, args...); code != exitUsage {
+			t.Errorf("edge %v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runEdge(t, "--version")
+	if code != exitOK || !strings.HasPrefix(stdout, "edge ") {
+		t.Errorf("exit %d stdout %q", code, stdout)
+	}
+}
+
+func TestRunRefusesInvalidConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(path, []byte("[listen]\nhttps = \"nope\"\n"), 0o644)
+	code, _, stderr := runEdge(t, "--config", path)
+	if code != exitInvalid || !strings.Contains(stderr, "listen.https") {
+		t.Errorf("exit %d stderr %q, want 1 naming listen.https", code, stderr)
+	}
+}
