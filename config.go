@@ -49,6 +49,10 @@ type ListenConfig struct {
 	Admin string `toml:"admin"`
 	// HTTPMode is what the cleartext listener does: "redirect" (to https, 308) or "serve" (the pipeline).
 	HTTPMode string `toml:"http_mode"`
+	// HTTP3 serves HTTP/3 (QUIC) on the UDP port of HTTPS.
+	HTTP3 bool `toml:"http3"`
+	// AltSvc advertises HTTP/3 with an Alt-Svc header on responses over TCP (when HTTP3 is on).
+	AltSvc bool `toml:"alt_svc"`
 }
 
 // ServerConfig holds process-wide settings.

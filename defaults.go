@@ -11,6 +11,10 @@ const (
 	DefaultAdmin = "127.0.0.1:9901"
 	// DefaultHTTPMode is listen.http_mode: cleartext requests are redirected to https.
 	DefaultHTTPMode = "redirect"
+	// DefaultHTTP3 is listen.http3: HTTP/3 is served beside HTTP/1.1 and HTTP/2.
+	DefaultHTTP3 = true
+	// DefaultAltSvc is listen.alt_svc: TCP responses advertise HTTP/3.
+	DefaultAltSvc = true
 
 	// DefaultDrainTimeoutMS is server.drain_timeout_ms.
 	DefaultDrainTimeoutMS = 10_000
@@ -35,6 +39,8 @@ func DefaultConfig() Config {
 			HTTP:     DefaultHTTP,
 			Admin:    DefaultAdmin,
 			HTTPMode: DefaultHTTPMode,
+			HTTP3:    DefaultHTTP3,
+			AltSvc:   DefaultAltSvc,
 		},
 		Server: ServerConfig{
 			DrainTimeoutMS:      DefaultDrainTimeoutMS,

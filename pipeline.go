@@ -25,6 +25,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 	}
 	rec := &recorder{ResponseWriter: w}
 	rec.Header().Set(hdrRequestID, ex.id)
+	if s.altSvc != "" && scheme == "https" && ex.proto != "h3" {
+		rec.Header().Set("Alt-Svc", s.altSvc)
+	}
 	stripEdgeHeaders(r.Header)
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = countingBody{rc: r.Body, n: &ex.bytesIn}

@@ -34,7 +34,10 @@ type Server struct {
 	echo   *echoServer
 	tlsCfg *stdtls.Config
 
+	altSvc    string // Alt-Svc value for TCP responses, "" when not advertised
+
 	mu        sync.Mutex
+	h3        *h3Front
 	listeners map[string]net.Listener
 	servers   []*http.Server
 	started   atomic.Bool
@@ -116,8 +119,23 @@ func (s *Server) Start() error {
 		}
 		bound[sp.name] = ln
 	}
+	var h3 *h3Front
+	if ln, ok := bound["https"]; ok && c.Listen.HTTP3 {
+		f, err := s.startH3(ln.Addr().(*net.TCPAddr), s.tlsCfg)
+		if err != nil {
+			for _, l := range bound {
+				l.Close()
+			}
+			return err
+		}
+		h3 = f
+		if c.Listen.AltSvc {
+			s.altSvc = altSvcValue(ln.Addr().(*net.TCPAddr).Port)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.h3 = h3
 	for _, sp := range specs {
 		ln := bound[sp.name]
 		srv := s.httpServer(sp.handler)
@@ -170,9 +188,17 @@ func (s *Server) Addr(name string) net.Addr {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	servers := s.servers
+	h3 := s.h3
 	s.mu.Unlock()
 	var wg sync.WaitGroup
-	errs := make([]error, len(servers))
+	errs := make([]error, len(servers)+1)
+	if h3 != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[len(servers)] = h3.shutdown(ctx)
+		}()
+	}
 	for i, srv := range servers {
 		wg.Add(1)
 		go func() {

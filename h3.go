@@ -1,0 +1,77 @@
+package edge
+
+import (
+	"context"
+	stdtls "crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+// h3Front is the HTTP/3 listener: quic-go on the UDP port of listen.https, with the same TLS
+// configuration (certificates, post-quantum groups, policy) and the same pipeline as TCP.
+type h3Front struct {
+	udp *net.UDPConn
+	tr  *quic.Transport
+	ln  *quic.Listener
+	srv *http3.Server
+}
+
+// startH3 binds UDP on the host and port the https listener got (so port 0 in tests still yields
+// one shared port number) and serves HTTP/3 on it.
+func (s *Server) startH3(tcpAddr *net.TCPAddr, tlsCfg *stdtls.Config) (*h3Front, error) {
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: tcpAddr.IP, Port: tcpAddr.Port, Zone: tcpAddr.Zone})
+	if err != nil {
+		return nil, fmt.Errorf("listen.https (udp for http/3): %w", err)
+	}
+	f := &h3Front{udp: udp, tr: &quic.Transport{Conn: udp}}
+	qconf := &quic.Config{
+		HandshakeIdleTimeout: time.Duration(s.cfg.Server.ReadHeaderTimeoutMS) * time.Millisecond,
+		MaxIdleTimeout:       time.Duration(s.cfg.Server.IdleTimeoutMS) * time.Millisecond,
+		Allow0RTT:            false,
+	}
+	ln, err := f.tr.Listen(http3.ConfigureTLSConfig(tlsCfg), qconf)
+	if err != nil {
+		udp.Close()
+		return nil, fmt.Errorf("listen.https (http/3): %w", err)
+	}
+	f.ln = ln
+	f.srv = &http3.Server{
+		Handler:        s,
+		MaxHeaderBytes: s.cfg.Server.MaxHeaderBytes,
+		IdleTimeout:    time.Duration(s.cfg.Server.IdleTimeoutMS) * time.Millisecond,
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := f.srv.ServeListener(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, quic.ErrServerClosed) {
+			s.log.Error("listener stopped", "listener", "h3", "err", err)
+		}
+	}()
+	s.log.Info("listening", "listener", "h3", "addr", udp.LocalAddr().String())
+	return f, nil
+}
+
+// shutdown stops accepting QUIC connections, sends GOAWAY, waits for requests in flight until ctx
+// ends, then closes the socket.
+func (f *h3Front) shutdown(ctx context.Context) error {
+	f.ln.Close()
+	err := f.srv.Shutdown(ctx)
+	f.srv.Close()
+	f.tr.Close()
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, quic.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// altSvcValue is the Alt-Svc header advertising HTTP/3 on port.
+func altSvcValue(port int) string {
+	return `h3=":` + strconv.Itoa(port) + `"; ma=86400`
+}
