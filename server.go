@@ -34,7 +34,7 @@ type Server struct {
 	echo   *echoServer
 	tlsCfg *stdtls.Config
 
-	altSvc    string // Alt-Svc value for TCP responses, "" when not advertised
+	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
 
 	mu        sync.Mutex
 	h3        *h3Front

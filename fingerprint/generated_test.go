@@ -15,9 +15,9 @@ var errStopHandshake = errors.New("test: stop after ClientHello")
 
 // captured is what the server side of a test handshake saw.
 type captured struct {
-	msg []byte                   // raw ClientHello handshake message, via CaptureConn
-	chi *stdtls.ClientHelloInfo  // crypto/tls's own parse
-	err error                    // CaptureConn.Hello error
+	msg []byte                  // raw ClientHello handshake message, via CaptureConn
+	chi *stdtls.ClientHelloInfo // crypto/tls's own parse
+	err error                   // CaptureConn.Hello error
 }
 
 // captureHello runs client against a crypto/tls server over net.Pipe and

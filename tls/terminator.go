@@ -248,4 +248,3 @@ func remoteAddr(chi *stdtls.ClientHelloInfo) string {
 	}
 	return chi.Conn.RemoteAddr().String()
 }
-
