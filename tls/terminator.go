@@ -37,6 +37,7 @@ type Terminator struct {
 	stats   counters
 
 	afterReload func() // test hook, called at the end of every Reload
+	onWatching  func() // test hook, called once Watch has added its watches
 }
 
 // New builds a Terminator from a validated Config. It loads every

@@ -39,6 +39,9 @@ func (t *Terminator) Watch(ctx context.Context) error {
 		}
 		return errors.New("tls: watch: no directory could be watched")
 	}
+	if t.onWatching != nil {
+		t.onWatching()
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
