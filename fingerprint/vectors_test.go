@@ -123,3 +123,12 @@ func TestVectorsRecord(t *testing.T) {
 		t.Fatal("no vector carries record_hex")
 	}
 }
+
+func mustHex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
