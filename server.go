@@ -35,6 +35,7 @@ type Server struct {
 	tlsCfg *stdtls.Config
 
 	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
+	reload reloader
 
 	mu        sync.Mutex
 	h3        *h3Front
@@ -81,7 +82,12 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("built-in echo backend: %w", err)
 	}
 	s.echo = echo
-	s.snap.Store(compile(cfg, s, echo.addr()))
+	snap, problems := s.compile(cfg, nil)
+	if problems.HasErrors() {
+		echo.srv.Close()
+		return nil, problems.Err()
+	}
+	s.snap.Store(snap)
 	return s, nil
 }
 
@@ -273,6 +279,8 @@ func (s *Server) adminHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc("GET /reload", s.reloadHandler)
+	mux.HandleFunc("POST /reload", s.reloadHandler)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		if !s.started.Load() || s.snap.Load() == nil {

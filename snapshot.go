@@ -2,6 +2,7 @@ package edge
 
 import (
 	"net/netip"
+	"reflect"
 	"strings"
 )
 
@@ -13,6 +14,9 @@ type Snapshot struct {
 	routes   []*route
 	backends map[string]*backend
 	proxies  []netip.Prefix
+	// dataFiles are the data files and directories this snapshot was built from; a change to any of
+	// them triggers a reload.
+	dataFiles []string
 }
 
 type route struct {
@@ -22,20 +26,28 @@ type route struct {
 	backend *backend
 }
 
-// compile builds a snapshot from a validated configuration. echoAddr is where the built-in echo
-// backend listens ("" when nothing will be served, as under --validate).
-func compile(cfg *Config, s *Server, echoAddr string) *Snapshot {
+// compile builds a snapshot from a validated configuration. Parts whose configuration did not
+// change are taken over from old (nil at start): a backend's connection pool survives a reload.
+func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 	snap := &Snapshot{cfg: cfg, backends: map[string]*backend{}}
 	for _, p := range cfg.Server.TrustedProxies {
 		if pfx, err := parsePrefix(p); err == nil {
 			snap.proxies = append(snap.proxies, pfx)
 		}
 	}
-	for name, b := range cfg.Backends {
-		snap.backends[name] = newBackend(name, b.Servers, s)
+	reuse := func(name string, servers []string) *backend {
+		if old != nil {
+			if b, ok := old.backends[name]; ok && reflect.DeepEqual(b.servers, servers) {
+				return b
+			}
+		}
+		return newBackend(name, servers, s)
 	}
-	if echoAddr != "" {
-		snap.backends[builtinEcho] = newBackend(builtinEcho, []string{echoAddr}, s)
+	for name, b := range cfg.Backends {
+		snap.backends[name] = reuse(name, b.Servers)
+	}
+	if s.echo != nil {
+		snap.backends[builtinEcho] = reuse(builtinEcho, []string{s.echo.addr()})
 	}
 	for _, rc := range cfg.Routes {
 		b, ok := snap.backends[rc.Backend]
@@ -45,7 +57,7 @@ func compile(cfg *Config, s *Server, echoAddr string) *Snapshot {
 		host, _ := canonicalHost(rc.Host)
 		snap.routes = append(snap.routes, &route{name: rc.Name, host: host, prefix: rc.PathPrefix, backend: b})
 	}
-	return snap
+	return snap, nil
 }
 
 // match returns the most specific route for a canonical host and path: exact host beats any host,

@@ -112,15 +112,20 @@ func reportValidation(problems edge.Problems, asJSON bool, stdout, stderr io.Wri
 	return exitOK
 }
 
-// serve runs edge until SIGTERM or SIGINT, then drains; a second signal exits at once.
+// serve runs edge until SIGTERM or SIGINT, then drains; a second signal exits at once. SIGHUP and
+// changes to the config or data files reload. Signals are caught before startup, so one arriving
+// while edge starts is honoured.
 func serve(cfg *edge.Config, stderr io.Writer) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	stop := make(chan os.Signal, 2)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		<-sigs
+		<-stop
 		cancel()
-		<-sigs
+		<-stop
 		fmt.Fprintln(stderr, "edge: second signal, exiting now")
 		os.Exit(exitInvalid)
 	}()
@@ -129,6 +134,21 @@ func serve(cfg *edge.Config, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "edge: %v\n", err)
 		return exitInvalid
 	}
+	go func() {
+		for {
+			select {
+			case <-hup:
+				srv.Reload("sighup")
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		if err := srv.Watch(ctx); err != nil {
+			fmt.Fprintf(stderr, "edge: file watching off: %v\n", err)
+		}
+	}()
 	if err := srv.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "edge: %v\n", err)
 		return exitInvalid

@@ -1,0 +1,137 @@
+package edge
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ReloadResult is the outcome of one reload attempt, as shown by GET /reload on the admin listener.
+type ReloadResult struct {
+	Time     time.Time `json:"time"`
+	Trigger  string    `json:"trigger"` // "sighup", "file", "admin", "api"
+	OK       bool      `json:"ok"`
+	Duration string    `json:"duration"`
+	// Problems are every error and warning of the new configuration; on failure the old snapshot keeps
+	// serving.
+	Problems Problems `json:"problems"`
+	// NotApplied names the changed keys that cannot change while running (listener addresses, for
+	// example); they take effect at the next restart.
+	NotApplied []string `json:"not_applied,omitempty"`
+}
+
+// reloader serialises reloads and remembers the last result.
+type reloader struct {
+	mu       sync.Mutex // one reload at a time
+	last     atomic.Pointer[ReloadResult]
+	ok, fail atomic.Uint64
+}
+
+// Reload builds a new snapshot from the configuration file and everything it points to, validates it
+// completely and swaps it in atomically. Requests in flight finish on the snapshot they started with.
+// On any error the old snapshot keeps serving and the error is reported in the result.
+func (s *Server) Reload(trigger string) ReloadResult {
+	s.reload.mu.Lock()
+	defer s.reload.mu.Unlock()
+	start := time.Now()
+	res := ReloadResult{Time: start, Trigger: trigger}
+	defer func() {
+		res.Duration = time.Since(start).Round(time.Microsecond).String()
+		s.reload.last.Store(&res)
+		if res.OK {
+			s.reload.ok.Add(1)
+			s.log.Info("reloaded", "trigger", trigger, "not_applied", res.NotApplied, "duration", res.Duration)
+		} else {
+			s.reload.fail.Add(1)
+			for _, p := range res.Problems {
+				if p.Severity == SeverityError {
+					s.log.Error("reload rejected", "trigger", trigger, "problem", p.String())
+				}
+			}
+		}
+	}()
+
+	var (
+		cfg      *Config
+		problems Problems
+	)
+	if s.cfg.File == DefaultConfigName {
+		cfg, problems = LoadDefault()
+	} else {
+		cfg, problems = LoadFile(s.cfg.File)
+	}
+	res.Problems = problems
+	if cfg == nil || problems.HasErrors() {
+		return res
+	}
+	old := s.snap.Load()
+	snap, cprob := s.compile(cfg, old)
+	res.Problems = append(res.Problems, cprob...)
+	if snap == nil || cprob.HasErrors() {
+		return res
+	}
+	res.NotApplied = notLive(s.cfg, cfg)
+	s.snap.Store(snap)
+	res.OK = true
+	// Backends the new snapshot did not take over are closed once their requests in flight are done:
+	// closing idle connections never interrupts an active one.
+	for name, b := range old.backends {
+		if snap.backends[name] != b {
+			b.close()
+		}
+	}
+	return res
+}
+
+// LastReload returns the result of the latest reload attempt, or nil.
+func (s *Server) LastReload() *ReloadResult { return s.reload.last.Load() }
+
+// notLive lists the keys whose change needs a restart.
+func notLive(old, cur *Config) []string {
+	var keys []string
+	cmp := func(key string, a, b any) {
+		if !reflect.DeepEqual(a, b) {
+			keys = append(keys, key)
+		}
+	}
+	cmp("listen.https", old.Listen.HTTPS, cur.Listen.HTTPS)
+	cmp("listen.http", old.Listen.HTTP, cur.Listen.HTTP)
+	cmp("listen.admin", old.Listen.Admin, cur.Listen.Admin)
+	cmp("listen.http_mode", old.Listen.HTTPMode, cur.Listen.HTTPMode)
+	cmp("listen.http3", old.Listen.HTTP3, cur.Listen.HTTP3)
+	cmp("listen.alt_svc", old.Listen.AltSvc, cur.Listen.AltSvc)
+	cmp("server.state_dir", old.Server.StateDir, cur.Server.StateDir)
+	cmp("server.read_header_timeout_ms", old.Server.ReadHeaderTimeoutMS, cur.Server.ReadHeaderTimeoutMS)
+	cmp("server.idle_timeout_ms", old.Server.IdleTimeoutMS, cur.Server.IdleTimeoutMS)
+	cmp("server.max_header_bytes", old.Server.MaxHeaderBytes, cur.Server.MaxHeaderBytes)
+	cmp("log.access", old.Log.Access, cur.Log.Access)
+	cmp("log.level", old.Log.Level, cur.Log.Level)
+	return keys
+}
+
+// reloadHandler serves GET /reload (the last result) and POST /reload (reload now).
+func (s *Server) reloadHandler(w http.ResponseWriter, r *http.Request) {
+	var res *ReloadResult
+	switch r.Method {
+	case http.MethodPost:
+		rr := s.Reload("admin")
+		res = &rr
+	default:
+		res = s.LastReload()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if res == nil {
+		fmt.Fprintln(w, `{"reloads":0}`)
+		return
+	}
+	if !res.OK {
+		w.WriteHeader(http.StatusUnprocessableEntity)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(res)
+}
