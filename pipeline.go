@@ -33,6 +33,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 		r.Body = countingBody{rc: r.Body, n: &ex.bytesIn}
 	}
 	s.pipeline(rec, r, ex)
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	s.m.observe(ex, status)
 	s.access.log(ex, r, rec)
 }
 

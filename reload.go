@@ -43,9 +43,11 @@ func (s *Server) Reload(trigger string) ReloadResult {
 		res.Duration = time.Since(start).Round(time.Microsecond).String()
 		s.reload.last.Store(&res)
 		if res.OK {
+			s.m.reloads.WithLabelValues("ok").Inc()
 			s.reload.ok.Add(1)
 			s.log.Info("reloaded", "trigger", trigger, "not_applied", res.NotApplied, "duration", res.Duration)
 		} else {
+			s.m.reloads.WithLabelValues("error").Inc()
 			s.reload.fail.Add(1)
 			for _, p := range res.Problems {
 				if p.Severity == SeverityError {

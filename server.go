@@ -36,6 +36,7 @@ type Server struct {
 
 	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
 	reload reloader
+	m      *metrics
 
 	mu        sync.Mutex
 	h3        *h3Front
@@ -56,7 +57,7 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access log: %w", err)
 	}
-	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}}
+	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}, m: newMetrics()}
 
 	if cfg.Listen.HTTPS != "" {
 		ss, err := ensureSelfSigned(cfg.stateDir(), time.Now())
@@ -279,6 +280,7 @@ func (s *Server) adminHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok\n")
 	})
+	mux.Handle("GET /metrics", s.m.handler())
 	mux.HandleFunc("GET /reload", s.reloadHandler)
 	mux.HandleFunc("POST /reload", s.reloadHandler)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
