@@ -95,7 +95,10 @@ func TestValidate(t *testing.T) {
 			wantWarns: []string{`min_version: "1.2" accepts TLS 1.2`}},
 		{name: "min_version bad", mutate: func(c *Config) { c.MinVersion = "1.1"; c.Certificates = []CertificateFiles{good} },
 			wantErrs: []string{`min_version: "1.1" is not`}},
-		{name: "unknown group", mutate: func(c *Config) { c.Groups = []string{"X25519MLKEM768", "X25519Kyber768"}; c.Certificates = []CertificateFiles{good} },
+		{name: "unknown group", mutate: func(c *Config) {
+			c.Groups = []string{"X25519MLKEM768", "X25519Kyber768"}
+			c.Certificates = []CertificateFiles{good}
+		},
 			wantErrs: []string{`groups[1]: unknown group "X25519Kyber768"`}},
 		{name: "duplicate group", mutate: func(c *Config) { c.Groups = []string{"x25519", "X25519"}; c.Certificates = []CertificateFiles{good} },
 			wantErrs: []string{`groups[1]: "X25519" listed twice`}, wantWarns: []string{"groups: no hybrid"}},
@@ -108,13 +111,21 @@ func TestValidate(t *testing.T) {
 			c.Groups = []string{"x25519"}
 			c.Certificates = []CertificateFiles{good}
 		}, wantErrs: []string{`pq_policy: "require" but groups lists no hybrid`}},
-		{name: "off with hybrids", mutate: func(c *Config) { c.PQPolicy = PQOff; c.Groups = []string{"X25519MLKEM768", "x25519"}; c.Certificates = []CertificateFiles{good} },
+		{name: "off with hybrids", mutate: func(c *Config) {
+			c.PQPolicy = PQOff
+			c.Groups = []string{"X25519MLKEM768", "x25519"}
+			c.Certificates = []CertificateFiles{good}
+		},
 			wantWarns: []string{`groups[0]: "X25519MLKEM768" is not used with pq_policy "off"`}},
-		{name: "missing file", mutate: func(c *Config) { c.Certificates = []CertificateFiles{{CertFile: filepath.Join(dir, "nope.crt"), KeyFile: good.KeyFile}} },
+		{name: "missing file", mutate: func(c *Config) {
+			c.Certificates = []CertificateFiles{{CertFile: filepath.Join(dir, "nope.crt"), KeyFile: good.KeyFile}}
+		},
 			wantErrs: []string{"certificates[0]: cert_file " + filepath.Join(dir, "nope.crt") + ": no such file"}},
 		{name: "missing key_file key", mutate: func(c *Config) { c.Certificates = []CertificateFiles{{CertFile: good.CertFile}} },
 			wantErrs: []string{"certificates[0]: cert_file and key_file are both required"}},
-		{name: "key mismatch", mutate: func(c *Config) { c.Certificates = []CertificateFiles{{CertFile: good.CertFile, KeyFile: other.KeyFile}} },
+		{name: "key mismatch", mutate: func(c *Config) {
+			c.Certificates = []CertificateFiles{{CertFile: good.CertFile, KeyFile: other.KeyFile}}
+		},
 			wantErrs: []string{"certificates[0]: pair " + good.CertFile + " + " + other.KeyFile + ": tls: private key does not match public key"}},
 		{name: "unparseable", mutate: func(c *Config) { c.Certificates = []CertificateFiles{{CertFile: garbage, KeyFile: good.KeyFile}} },
 			wantErrs: []string{"certificates[0]: pair " + garbage}},
@@ -131,7 +142,10 @@ func TestValidate(t *testing.T) {
 		{name: "cert_dir missing", mutate: func(c *Config) { c.CertDir = filepath.Join(dir, "nodir") },
 			wantErrs: []string{"cert_dir: cert_dir " + filepath.Join(dir, "nodir") + ": no such file"}},
 		{name: "ech ok", mutate: func(c *Config) { c.Certificates = []CertificateFiles{good}; c.ECH.KeyFiles = []string{echFile} }},
-		{name: "ech broken", mutate: func(c *Config) { c.Certificates = []CertificateFiles{good}; c.ECH.KeyFiles = []string{echFile, good.CertFile} },
+		{name: "ech broken", mutate: func(c *Config) {
+			c.Certificates = []CertificateFiles{good}
+			c.ECH.KeyFiles = []string{echFile, good.CertFile}
+		},
 			wantErrs: []string{"ech.key_files[1]: ech key file: unexpected PEM block \"CERTIFICATE\""}},
 		{name: "ech with tls 1.2", mutate: func(c *Config) {
 			c.MinVersion = "1.2"

@@ -20,7 +20,7 @@ type ConnFacts struct {
 func Facts(cs *stdtls.ConnectionState) ConnFacts {
 	return ConnFacts{
 		Version: VersionName(cs.Version),
-		Cipher:  stdtls.CipherSuiteName(cs.CipherSuite),
+		Cipher:  CipherName(cs.CipherSuite),
 		Group:   GroupName(cs.CurveID),
 		PQ:      IsHybrid(cs.CurveID),
 		ALPN:    cs.NegotiatedProtocol,
@@ -28,4 +28,32 @@ func Facts(cs *stdtls.ConnectionState) ConnFacts {
 		Resumed: cs.DidResume,
 		ECH:     cs.ECHAccepted,
 	}
+}
+
+// CipherName returns the IANA name of a cipher suite. The suites crypto/tls
+// enables by default are answered from a switch without allocating; others
+// fall back to stdtls.CipherSuiteName (which builds its lookup tables on
+// every call).
+func CipherName(id uint16) string {
+	switch id {
+	case stdtls.TLS_AES_128_GCM_SHA256:
+		return "TLS_AES_128_GCM_SHA256"
+	case stdtls.TLS_AES_256_GCM_SHA384:
+		return "TLS_AES_256_GCM_SHA384"
+	case stdtls.TLS_CHACHA20_POLY1305_SHA256:
+		return "TLS_CHACHA20_POLY1305_SHA256"
+	case stdtls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256:
+		return "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
+	case stdtls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384:
+		return "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+	case stdtls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256:
+		return "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
+	case stdtls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256:
+		return "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+	case stdtls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384:
+		return "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"
+	case stdtls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256:
+		return "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+	}
+	return stdtls.CipherSuiteName(id)
 }
