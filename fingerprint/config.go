@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -96,4 +97,10 @@ func (c *Config) SetHeaders(h http.Header, fp *Fingerprints) {
 	if c.HeaderJA4R && fp.JA4R != "" {
 		h.Set(HeaderJA4R, fp.JA4R)
 	}
+}
+
+// WrapConn wraps an accepted TCP connection for ClientHello capture with the
+// configured capture_max_bytes bound.
+func (c *Config) WrapConn(conn net.Conn) *CaptureConn {
+	return NewCaptureConn(conn, c.CaptureMaxBytes)
 }

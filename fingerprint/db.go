@@ -79,7 +79,18 @@ func ParseDB(data []byte, name string) (*DB, error) {
 		if errors.As(err, &pe) {
 			return nil, errors.New("fingerprint: " + name + ":" + strconv.Itoa(pe.Position.Line) + ": " + pe.Message)
 		}
-		return nil, errors.New("fingerprint: " + name + ": " + err.Error())
+		// Type mismatches come as plain errors "toml: line N (last key ...): msg".
+		msg := err.Error()
+		if rest, ok := strings.CutPrefix(msg, "toml: line "); ok {
+			n := 0
+			for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+				n++
+			}
+			if n > 0 {
+				return nil, errors.New("fingerprint: " + name + ":" + rest[:n] + ":" + rest[n:])
+			}
+		}
+		return nil, errors.New("fingerprint: " + name + ": " + msg)
 	}
 	lines := entryLines(data)
 	var errs []error

@@ -36,7 +36,8 @@ type lineOut struct {
 // RunLines is the body of `edge fingerprint`. It reads JSON lines, each with
 // "id", "transport" ("tcp" or "quic", default "tcp") and either
 // "handshake_hex" (the ClientHello handshake message with its 4-byte header)
-// or "record_hex" (the TLS records carrying it), and writes exactly one JSON
+// or "record_hex" (the TLS records carrying it; when both are present
+// handshake_hex is used, other fields are ignored), and writes exactly one JSON
 // line per input line, in order: "id", "ja3", "ja3_hash", "ja4", "ja4_r",
 // "ja4_o", "ja4_ro", or "id" and "error". A bad line never stops the run;
 // only a read or write error does. Lines longer than MaxLineBytes yield an
@@ -122,7 +123,14 @@ func idOf(line []byte) json.RawMessage {
 	return id
 }
 
-func processLine(line []byte) lineOut {
+func processLine(line []byte) (o lineOut) {
+	// The parser is fuzzed and must not panic; this keeps the one-line-out
+	// promise even if it ever did.
+	defer func() {
+		if recover() != nil {
+			o = lineOut{ID: json.RawMessage("null"), Error: "fingerprint: internal error"}
+		}
+	}()
 	var in lineIn
 	if err := json.Unmarshal(line, &in); err != nil {
 		return lineOut{ID: json.RawMessage("null"), Error: "fingerprint: line is not a JSON object"}
@@ -149,9 +157,8 @@ func fingerprintLine(in *lineIn) (Fingerprints, error) {
 	}
 	var msg []byte
 	switch {
-	case in.HandshakeHex != nil && in.RecordHex != nil:
-		return Fingerprints{}, errors.New("fingerprint: give handshake_hex or record_hex, not both")
-	case in.HandshakeHex != nil:
+	case in.HandshakeHex != nil: // preferred when both are given
+
 		b, err := hex.DecodeString(*in.HandshakeHex)
 		if err != nil {
 			return Fingerprints{}, errors.New("fingerprint: handshake_hex is not hex")

@@ -8,6 +8,8 @@ import (
 	stdtls "crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
+	"net"
 	"math/big"
 	"testing"
 	"time"
@@ -103,6 +105,7 @@ func TestQUICListener(t *testing.T) {
 	if live.JA4[:3] != "q13" {
 		t.Fatalf("ja4: got %q, want prefix q13", live.JA4)
 	}
+	t.Logf("quic-go v0.65.0 client: ja4 %s ja3 %s", live.JA4, live.JA3Hash)
 	if !ja4Shape(live.JA4) {
 		t.Errorf("ja4 %q: not of the JA4 shape", live.JA4)
 	}
@@ -169,4 +172,31 @@ func serverCHI(t testing.TB, msg []byte) *stdtls.ClientHelloInfo {
 	defer q.Close()
 	_ = q.HandleData(stdtls.QUICEncryptionLevelInitial, msg)
 	return got
+}
+
+// TestTCPVectorsViaCHI replays every TCP vector to a crypto/tls server and,
+// where crypto/tls accepts the hello, checks that the ClientHelloInfo path
+// reproduces every field of the vector (the differential test on real
+// captures).
+func TestTCPVectorsViaCHI(t *testing.T) {
+	n := 0
+	for _, v := range loadVectors(t) {
+		if v.Transport != "tcp" {
+			continue
+		}
+		rec := mustHex(t, v.RecordHex)
+		got, _ := tryCaptureHello(func(c net.Conn) { _, _ = c.Write(rec); _, _ = io.Copy(io.Discard, c) })
+		if got.chi == nil || got.err != nil {
+			continue
+		}
+		n++
+		t.Run(v.ID, func(t *testing.T) {
+			h := FromClientHelloInfo(got.chi)
+			checkVector(t, v, Compute(&h, TCP))
+		})
+	}
+	t.Logf("%d TCP vectors accepted by crypto/tls", n)
+	if n == 0 {
+		t.Fatal("crypto/tls accepted none of the TCP vectors")
+	}
 }
