@@ -5,8 +5,10 @@ import (
 	stdtls "crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"reflect"
+	"strings"
 	"testing"
 
 	utls "github.com/refraction-networking/utls"
@@ -382,5 +384,61 @@ func TestMinVersion(t *testing.T) {
 				t.Errorf("got version %q, want TLS1.2", Facts(&r.server).Version)
 			}
 		})
+	}
+}
+
+// TestRequireBackstopUnderGODEBUG: GODEBUG=tlsmlkem=0,tlssecpmlkem=0 makes
+// crypto/tls drop every hybrid group. A client offering X25519MLKEM768
+// passes the ClientHello check, crypto/tls then negotiates x25519, and the
+// VerifyConnection backstop aborts: never silently classical.
+func TestRequireBackstopUnderGODEBUG(t *testing.T) {
+	t.Setenv("GODEBUG", "tlsmlkem=0,tlssecpmlkem=0")
+	var logs bytes.Buffer
+	ca := newTestCA(t)
+	cf, _ := ca.writePair(t, t.TempDir(), "edge", leafOpts{names: []string{"edge.test"}})
+	cfg := DefaultConfig()
+	cfg.Certificates = []CertificateFiles{cf}
+	cfg.PQPolicy = PQRequire
+	term, err := New(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "GODEBUG disables hybrid") {
+		t.Errorf("got log %q, want a GODEBUG warning", logs.String())
+	}
+	r := utlsHandshake(t, term.ServerConfig(nil), ca, utls.HelloChrome_Auto, nil)
+	if r.clientErr == nil {
+		t.Fatalf("got success with group %v, want the handshake aborted", r.server.CurveID)
+	}
+	var pe *pqRefusal
+	if !errors.As(r.serverErr, &pe) || pe.reason != FailPQClassical {
+		t.Errorf("got server error %v, want the classical-negotiated backstop", r.serverErr)
+	}
+	if got := term.Stats().Failure(FailPQClassical); got != 1 {
+		t.Errorf("got %d backstop refusals, want 1", got)
+	}
+}
+
+// TestHandshakeCallbacksDoNotAllocate holds the per-handshake callbacks to
+// zero allocations (certificate lookup, cached per-epoch config, policy
+// check).
+func TestHandshakeCallbacksDoNotAllocate(t *testing.T) {
+	term, _ := pqFixture(t, func(c *Config) { c.PQPolicy = PQRequire })
+	srv := term.ServerConfig([]string{"h2"})
+	chi := &stdtls.ClientHelloInfo{
+		ServerName:        "edge.test",
+		SupportedVersions: []uint16{stdtls.VersionTLS13},
+		SupportedCurves:   []stdtls.CurveID{stdtls.X25519, stdtls.X25519MLKEM768},
+	}
+	if _, err := srv.GetConfigForClient(chi); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]func(){
+		"GetConfigForClient": func() { _, _ = srv.GetConfigForClient(chi) },
+		"GetCertificate":     func() { _, _ = srv.GetCertificate(chi) },
+	} {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: got %v allocs, want 0", name, n)
+		}
 	}
 }

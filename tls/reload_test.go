@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // echoServer serves TLS with cfg on loopback and echoes every byte.
@@ -108,6 +109,7 @@ func TestReloadUnderLiveConnections(t *testing.T) {
 
 	// Broken pairs: the previous (second) certificate keeps serving.
 	cert3, _, _ := ca.issue(t, leafOpts{names: []string{"rot.test"}})
+	expiredCert, expiredKey, _ := ca.issue(t, leafOpts{names: []string{"rot.test"}, notAfter: time.Now().Add(-time.Minute)})
 	for i, bad := range []struct {
 		name      string
 		cert, key []byte
@@ -116,6 +118,7 @@ func TestReloadUnderLiveConnections(t *testing.T) {
 		{"key mismatch", cert3, key2, "private key does not match public key"},
 		{"unparseable certificate", []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), key2, "pair " + cf.CertFile},
 		{"empty key", cert2, []byte{}, "pair " + cf.CertFile},
+		{"expired certificate", expiredCert, expiredKey, "certificate expired"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
 			replaceFile(t, cf.CertFile, bad.cert)
@@ -135,7 +138,7 @@ func TestReloadUnderLiveConnections(t *testing.T) {
 			c2.echo(t)
 		})
 	}
-	if got, want := term.Stats().Reloads, uint64(4); got != want {
+	if got, want := term.Stats().Reloads, uint64(5); got != want {
 		t.Errorf("got %d reloads, want %d", got, want)
 	}
 }

@@ -226,7 +226,7 @@ func (t *Terminator) checkPQ(chi *stdtls.ClientHelloInfo) error {
 		_, _ = chi.Conn.Write(alertInsufficientSecurity)
 	}
 	err := &pqRefusal{reason: reason}
-	if t.log.Enabled(chi.Context(), slog.LevelDebug) {
+	if ctx := chi.Context(); ctx != nil && t.log.Enabled(ctx, slog.LevelDebug) {
 		t.log.Debug("tls: handshake refused", "reason", reason.String(), "server_name", chi.ServerName, "remote", remoteAddr(chi))
 	}
 	return err
