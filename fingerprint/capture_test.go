@@ -216,3 +216,5 @@ func TestCaptureDefaultBound(t *testing.T) {
 		t.Errorf("got %d, want 5000", got)
 	}
 }
+
+func newBytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -6,9 +6,10 @@ import (
 	"slices"
 )
 
-// stackList is the number of list entries sorted without a heap allocation.
-// Real hellos carry up to ~40 cipher suites and ~25 extensions.
-const stackList = 128
+// stackList is the number of list entries sorted without a heap allocation
+// (1 KiB of stack per list). Real hellos carry up to ~90 cipher suites and
+// ~25 extensions; longer lists cost one allocation each.
+const stackList = 512
 
 const hexDigits = "0123456789abcdef"
 
@@ -56,12 +57,18 @@ func AppendJA4Variant(dst []byte, h *Hello, quic bool, v Variant) []byte {
 
 	var cbuf, ebuf [stackList]uint16
 	ciphers := cbuf[:0]
+	if n := len(h.CipherSuites) / 2; n > stackList {
+		ciphers = make([]uint16, 0, n)
+	}
 	for i := 0; i+1 < len(h.CipherSuites); i += 2 {
 		if c := u16At(h.CipherSuites, i/2); !isGREASE(c) {
 			ciphers = append(ciphers, c)
 		}
 	}
 	exts := ebuf[:0]
+	if n := len(h.Extensions) / 4; n > stackList {
+		exts = make([]uint16, 0, n)
+	}
 	nExt, nHashExt := 0, 0
 	it := extIter{h.Extensions}
 	for typ, ok := it.next(); ok; typ, ok = it.next() {

@@ -9,8 +9,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"io"
-	"net"
 	"math/big"
+	"net"
 	"testing"
 	"time"
 
