@@ -1,0 +1,220 @@
+package waf
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// value is one inspected request value.
+type value struct {
+	zone zone
+	name []byte
+	data []byte
+}
+
+// evalState is the per-request scratch space, pooled per RuleSet.
+type evalState struct {
+	rs  *RuleSet
+	req *Request
+	pol *Policy
+
+	values          []value
+	vbuf            []byte // decoded values and names
+	valuesTruncated bool
+	bodyTruncated   bool
+
+	// Per current value: transform cache and prefilter bits, keyed by chain.
+	tbuf    []byte
+	cOff    []int32
+	cLen    []int32
+	cStamp  []uint32
+	pfBits  []uint64
+	pfStamp []uint32
+	stamp   uint32
+
+	hit     []bool
+	sqlToks []sqlTok
+	matches []Match
+	score   int
+	force   bool
+}
+
+func bytesOf(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+func (rs *RuleSet) getState() *evalState {
+	if st, ok := rs.pool.Get().(*evalState); ok {
+		return st
+	}
+	n := len(rs.chains)
+	return &evalState{
+		rs:      rs,
+		cOff:    make([]int32, n),
+		cLen:    make([]int32, n),
+		cStamp:  make([]uint32, n),
+		pfBits:  make([]uint64, n*rs.words),
+		pfStamp: make([]uint32, n),
+		hit:     make([]bool, len(rs.rules)),
+	}
+}
+
+func (rs *RuleSet) putState(st *evalState) {
+	st.req, st.pol = nil, nil
+	st.values = st.values[:0]
+	st.vbuf = st.vbuf[:0]
+	st.matches = st.matches[:0]
+	clear(st.hit)
+	st.score, st.force, st.valuesTruncated, st.bodyTruncated = 0, false, false, false
+	if cap(st.vbuf) > 1<<20 {
+		st.vbuf = nil
+	}
+	if cap(st.tbuf) > 1<<20 {
+		st.tbuf = nil
+	}
+	rs.pool.Put(st)
+}
+
+// Stats is a snapshot of evaluation counters since the RuleSet was built.
+type Stats struct {
+	Evaluated, Allowed, Detected, Blocked uint64
+}
+
+var (
+	statEvaluated atomic.Uint64
+	statDetected  atomic.Uint64
+	statBlocked   atomic.Uint64
+)
+
+// ReadStats returns the process-wide evaluation counters.
+func ReadStats() Stats {
+	e, d, b := statEvaluated.Load(), statDetected.Load(), statBlocked.Load()
+	return Stats{Evaluated: e, Detected: d, Blocked: b, Allowed: e - d - b}
+}
+
+// Evaluate inspects req under policy p and returns the verdict. It is the one
+// evaluation function for every transport and for `edge waf eval`.
+func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
+	if p == nil || p.Mode == ModeOff {
+		return Verdict{Action: ActionAllow}
+	}
+	statEvaluated.Add(1)
+	st := rs.getState()
+	st.req, st.pol = req, p
+	st.extract()
+	for i := range st.values {
+		st.inspect(&st.values[i])
+	}
+	v := Verdict{Score: st.score, BodyTruncated: st.bodyTruncated}
+	if len(st.matches) > 0 {
+		v.Matches = append([]Match(nil), st.matches...)
+	}
+	if st.score >= p.Threshold || st.force {
+		if p.Mode == ModeBlock {
+			v.Action = ActionBlock
+			statBlocked.Add(1)
+		} else {
+			v.Action = ActionDetect
+			statDetected.Add(1)
+		}
+	}
+	rs.putState(st)
+	return v
+}
+
+// transformed returns the value's form under chain c, computing and caching
+// it (and its parents) once per value.
+func (st *evalState) transformed(c int, raw []byte) []byte {
+	if c == 0 {
+		return raw
+	}
+	if st.cStamp[c] == st.stamp {
+		return st.tbuf[st.cOff[c] : st.cOff[c]+st.cLen[c]]
+	}
+	ch := &st.rs.chains[c]
+	src := st.transformed(ch.parent, raw)
+	off := len(st.tbuf)
+	st.tbuf = ch.fn(st.tbuf, src)
+	st.cOff[c], st.cLen[c], st.cStamp[c] = int32(off), int32(len(st.tbuf)-off), st.stamp
+	return st.tbuf[off:]
+}
+
+// candidate reports whether the prefilter of chain c admits rule r for the
+// current value.
+func (st *evalState) candidate(c int, r int, data []byte) bool {
+	w := st.rs.words
+	bits := st.pfBits[c*w : (c+1)*w]
+	if st.pfStamp[c] != st.stamp {
+		clear(bits)
+		if m := st.rs.pf[c]; m != nil {
+			m.scan(data, bits)
+		}
+		st.pfStamp[c] = st.stamp
+	}
+	return bits[r>>6]&(1<<(uint(r)&63)) != 0
+}
+
+func (st *evalState) inspect(v *value) {
+	st.stamp++
+	if st.stamp == 0 { // wrapped: invalidate every cache entry
+		clear(st.cStamp)
+		clear(st.pfStamp)
+		st.stamp = 1
+	}
+	st.tbuf = st.tbuf[:0]
+	rs := st.rs
+	for _, ri := range rs.byZone[v.zone] {
+		r := rs.rules[ri]
+		if r.Paranoia > st.pol.Paranoia || st.hit[ri] {
+			continue
+		}
+		if !r.accepts(v.zone, v.name) {
+			continue
+		}
+		for _, c := range r.chains {
+			data := st.transformed(c, v.data)
+			if r.pf && !rs.noFilter && !st.candidate(c, ri, data) {
+				continue
+			}
+			s, e, ok := r.matchValue(st, data)
+			if !ok {
+				continue
+			}
+			if st.pol.excluded(r.ID, v.zone, v.name, st.req.Path) {
+				break
+			}
+			if e > len(data) || s > e {
+				s, e = 0, len(data)
+			}
+			st.record(r, v, c, data[s:e])
+			break
+		}
+	}
+}
+
+func (st *evalState) record(r *Rule, v *value, c int, frag []byte) {
+	st.hit[r.idx] = true
+	target := v.zone.String()
+	if len(v.name) > 0 {
+		target = target + ":" + string(v.name)
+	}
+	st.matches = append(st.matches, Match{
+		RuleID:     r.ID,
+		Category:   r.Category,
+		Score:      r.Score,
+		Paranoia:   r.Paranoia,
+		Target:     target,
+		Transforms: st.rs.chains[c].names,
+		Fragment:   escapeFragment(frag),
+	})
+	if r.logOnly {
+		return
+	}
+	st.score += r.Score
+	if r.force {
+		st.force = true
+	}
+}

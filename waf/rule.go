@@ -1,0 +1,350 @@
+package waf
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Rule is one WAF rule as written in a rule file, plus its compiled form.
+type Rule struct {
+	ID          string   `toml:"id"`
+	Category    string   `toml:"category"`
+	Description string   `toml:"description"`
+	Targets     []string `toml:"targets"`    // "args", "header:user-agent", "!header:referer", ...
+	Transforms  []string `toml:"transforms"` // applied in order
+	MultiMatch  bool     `toml:"multi_match"`
+	Negate      bool     `toml:"negate"` // match when the matcher does not
+	// Exactly one matcher:
+	Regex      string   `toml:"regex"`       // RE2 syntax
+	Literals   []string `toml:"literals"`    // any of, ASCII case-insensitive substring
+	Equals     []string `toml:"equals"`      // any of, whole value, ASCII case-insensitive
+	Detector   string   `toml:"detector"`    // built-in analyser, see detectors
+	LongerThan int      `toml:"longer_than"` // value length in bytes exceeds
+	Limit      int      `toml:"limit"`       // detector parameter
+	Score      int      `toml:"score"`
+	Paranoia   int      `toml:"paranoia"`
+	Action     string   `toml:"action"`   // "" (score), "block" (block on match), "detect" (log only)
+	Match      []string `toml:"match"`    // inline tests: values that must match
+	NoMatch    []string `toml:"no_match"` // inline tests: values that must not match
+
+	File string `toml:"-"`
+	Line int    `toml:"-"`
+
+	idx     int
+	include []targetSpec
+	exclude []targetSpec
+	zones   zoneMask
+	chain   int   // final transform chain
+	chains  []int // chains tried in order (multi_match: every prefix)
+	re      *regexp.Regexp
+	lits    [][]byte
+	equals  map[string]struct{}
+	det     detectorFunc
+	pf      bool // the prefilter decides whether the matcher can succeed
+	force   bool // action = "block"
+	logOnly bool // action = "detect"
+}
+
+type targetSpec struct {
+	mask   zoneMask
+	name   string // lower-case, "" = any
+	inputs bool   // the "inputs" group: skip structural headers
+}
+
+type ruleFile struct {
+	Rule []Rule `toml:"rule"`
+}
+
+var idRE = regexp.MustCompile(`^([A-Z][A-Z0-9]*)-([0-9]{3,})$`)
+
+func validID(s string) bool { return idRE.MatchString(s) }
+
+func validCategoryPrefix(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z') && !(i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// Parse decodes and compiles the rules of one file. name is used in error
+// messages ("name:line: rule ID: problem").
+func Parse(name string, data []byte) ([]*Rule, error) {
+	var f ruleFile
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, errors.New("waf: " + name + ":" + strconv.Itoa(pe.Position.Line) + ": " + pe.Message)
+		}
+		return nil, errors.New("waf: " + name + ": " + err.Error())
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		last := k[len(k)-1]
+		return nil, errors.New("waf: " + name + ":" + strconv.Itoa(lineOfKey(data, last)) + ": unknown key " + strconv.Quote(k.String()))
+	}
+	lines := ruleLines(data)
+	var errs []string
+	out := make([]*Rule, 0, len(f.Rule))
+	for i := range f.Rule {
+		r := &f.Rule[i]
+		r.File = name
+		if i < len(lines) {
+			r.Line = lines[i]
+		}
+		if err := r.compile(); err != nil {
+			errs = append(errs, name+":"+strconv.Itoa(r.Line)+": rule "+r.ID+": "+err.Error())
+			continue
+		}
+		out = append(out, r)
+	}
+	if len(errs) > 0 {
+		return nil, errors.New("waf: " + strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
+// ruleLines returns the 1-based line of every [[rule]] header.
+func ruleLines(data []byte) []int {
+	var out []int
+	line := 1
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		l := data
+		if i >= 0 {
+			l = data[:i]
+		}
+		if bytes.Equal(bytes.TrimSpace(l), []byte("[[rule]]")) {
+			out = append(out, line)
+		}
+		if i < 0 {
+			break
+		}
+		data = data[i+1:]
+		line++
+	}
+	return out
+}
+
+func lineOfKey(data []byte, key string) int {
+	for n, l := range bytes.Split(data, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if bytes.HasPrefix(t, []byte(key)) {
+			rest := bytes.TrimSpace(t[len(key):])
+			if len(rest) > 0 && rest[0] == '=' {
+				return n + 1
+			}
+		}
+	}
+	return 0
+}
+
+// compile checks r and builds its matcher. Transform chains are interned
+// later by the RuleSet.
+func (r *Rule) compile() error {
+	m := idRE.FindStringSubmatch(r.ID)
+	if m == nil {
+		return errors.New("id must look like CATEGORY-NNN")
+	}
+	if !strings.EqualFold(m[1], r.Category) {
+		return errors.New("id prefix " + m[1] + " does not match category " + strconv.Quote(r.Category))
+	}
+	if r.Description == "" {
+		return errors.New("description is required")
+	}
+	if len(r.Targets) == 0 {
+		return errors.New("targets are required")
+	}
+	r.include, r.exclude, r.zones = nil, nil, 0
+	for _, t := range r.Targets {
+		neg := strings.HasPrefix(t, "!")
+		mask, nm, ok := parseTargetMask(strings.TrimPrefix(t, "!"))
+		if !ok {
+			return errors.New("unknown target " + strconv.Quote(t))
+		}
+		if neg {
+			r.exclude = append(r.exclude, targetSpec{mask: mask, name: nm})
+		} else {
+			r.include = append(r.include, targetSpec{mask, nm, strings.HasPrefix(t, "inputs")})
+			r.zones |= mask
+		}
+	}
+	if r.zones == 0 {
+		return errors.New("targets select nothing")
+	}
+	for _, t := range r.Transforms {
+		if _, ok := transforms[t]; !ok {
+			return errors.New("unknown transform " + strconv.Quote(t))
+		}
+	}
+	n := 0
+	if r.Regex != "" {
+		n++
+		re, err := regexp.Compile(r.Regex)
+		if err != nil {
+			return errors.New("regex: " + err.Error())
+		}
+		r.re = re
+	}
+	if len(r.Literals) > 0 {
+		n++
+		r.lits = r.lits[:0]
+		for _, l := range r.Literals {
+			if l == "" {
+				return errors.New("empty literal")
+			}
+			r.lits = append(r.lits, bytes.ToLower([]byte(l)))
+		}
+	}
+	if len(r.Equals) > 0 {
+		n++
+		r.equals = make(map[string]struct{}, len(r.Equals))
+		for _, e := range r.Equals {
+			r.equals[strings.ToLower(e)] = struct{}{}
+		}
+	}
+	if r.Detector != "" {
+		n++
+		d, ok := detectors[r.Detector]
+		if !ok {
+			return errors.New("unknown detector " + strconv.Quote(r.Detector))
+		}
+		r.det = d
+	} else if r.Limit != 0 {
+		return errors.New("limit is only valid with a detector")
+	}
+	if r.LongerThan > 0 {
+		n++
+	} else if r.LongerThan < 0 {
+		return errors.New("longer_than must be positive")
+	}
+	if n != 1 {
+		return errors.New("exactly one of regex, literals, equals, detector, longer_than is required")
+	}
+	if r.Negate && r.re == nil && r.equals == nil && r.lits == nil {
+		return errors.New("negate needs regex, literals or equals")
+	}
+	if r.Score < 0 || r.Score > 100 {
+		return errors.New("score " + strconv.Itoa(r.Score) + " out of range 0–100")
+	}
+	if r.Paranoia < 1 || r.Paranoia > 4 {
+		return errors.New("paranoia " + strconv.Itoa(r.Paranoia) + " out of range 1–4")
+	}
+	switch r.Action {
+	case "":
+	case "block":
+		r.force = true
+	case "detect":
+		r.logOnly = true
+	default:
+		return errors.New("unknown action " + strconv.Quote(r.Action))
+	}
+	return nil
+}
+
+// accepts reports whether a value in zone z named name is one of r's targets.
+func (r *Rule) accepts(z zone, name []byte) bool {
+	bit := zoneMask(1) << z
+	ok := false
+	for i := range r.include {
+		s := &r.include[i]
+		if s.mask&bit != 0 && (s.name == "" || equalFoldBS(name, s.name)) {
+			if s.inputs && z == zoneHeader && structuralHeader(name) {
+				continue
+			}
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		return false
+	}
+	for i := range r.exclude {
+		s := &r.exclude[i]
+		if s.mask&bit != 0 && (s.name == "" || equalFoldBS(name, s.name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchValue runs r's matcher on an already transformed value and returns
+// the matched span (the whole value for negated rules).
+func (r *Rule) matchValue(st *evalState, data []byte) (int, int, bool) {
+	s, e, ok := r.matchRaw(st, data)
+	if r.Negate {
+		return 0, len(data), !ok
+	}
+	return s, e, ok
+}
+
+func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
+	switch {
+	case r.re != nil:
+		loc := r.re.FindIndex(data)
+		if loc == nil {
+			return 0, 0, false
+		}
+		return loc[0], loc[1], true
+	case r.lits != nil:
+		for _, l := range r.lits {
+			if i := indexFold(data, l); i >= 0 {
+				return i, i + len(l), true
+			}
+		}
+		return 0, 0, false
+	case r.equals != nil:
+		if len(data) > 256 {
+			return 0, 0, false
+		}
+		var buf [256]byte
+		n := copy(buf[:], data)
+		for i := 0; i < n; i++ {
+			buf[i] = lower(buf[i])
+		}
+		if _, ok := r.equals[string(buf[:n])]; ok {
+			return 0, len(data), true
+		}
+		return 0, 0, false
+	case r.det != nil:
+		return r.det(st, r, data)
+	case r.LongerThan > 0:
+		if len(data) > r.LongerThan {
+			return r.LongerThan, len(data), true
+		}
+	}
+	return 0, 0, false
+}
+
+// indexFold returns the first index of lit (lower-case) in b, comparing
+// ASCII case-insensitively, or -1.
+func indexFold(b, lit []byte) int {
+	if len(lit) == 0 {
+		return 0
+	}
+	first := lit[0]
+	for i := 0; i+len(lit) <= len(b); i++ {
+		if lower(b[i]) != first {
+			continue
+		}
+		j := 1
+		for j < len(lit) && lower(b[i+j]) == lit[j] {
+			j++
+		}
+		if j == len(lit) {
+			return i
+		}
+	}
+	return -1
+}

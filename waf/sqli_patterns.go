@@ -1,0 +1,428 @@
+package waf
+
+// detectSQLi is the "sqli" detector.
+func detectSQLi(st *evalState, _ *Rule, b []byte) (int, int, bool) {
+	if len(b) < 2 {
+		return 0, 0, false
+	}
+	if s, e, ok := st.sqlScan(b, 0, false); ok {
+		return s, e, true
+	}
+	for _, q := range [...]byte{'\'', '"'} {
+		if i := indexByte(b, q); i >= 0 {
+			if s, e, ok := st.sqlScan(b, i+1, true); ok {
+				if s > i {
+					s = i
+				}
+				return s, e, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// sqlScan tokenizes b[off:] in windows of maxSQLTokens and checks the
+// patterns. brk means the text starts right after a quote that closed an
+// application string literal.
+func (st *evalState) sqlScan(b []byte, off int, brk bool) (int, int, bool) {
+	if cap(st.sqlToks) < maxSQLTokens {
+		st.sqlToks = make([]sqlTok, 0, maxSQLTokens)
+	}
+	first := true
+	for off < len(b) {
+		toks, n := sqlTokenize(b[off:], st.sqlToks[:0])
+		m := sqlMatcher{b: b[off:], t: toks}
+		if s, e, ok := m.check(brk && first); ok {
+			return off + s, off + e, true
+		}
+		if off+n >= len(b) || len(toks) < 32 {
+			return 0, 0, false
+		}
+		// Continue with an overlap of 16 tokens.
+		off += toks[len(toks)-16].start
+		first = false
+	}
+	return 0, 0, false
+}
+
+type sqlMatcher struct {
+	b []byte
+	t []sqlTok
+	w [48]byte
+}
+
+// word returns the lower-cased text of token i (truncated to 48 bytes).
+func (m *sqlMatcher) word(i int) []byte {
+	tk := m.t[i]
+	n := 0
+	for k := tk.start; k < tk.end && n < len(m.w); k++ {
+		m.w[n] = lower(m.b[k])
+		n++
+	}
+	return m.w[:n]
+}
+
+// nx returns the index of the next non-comment token after i.
+func (m *sqlMatcher) nx(i int) int {
+	for i++; i < len(m.t) && m.t[i].kind == tkCmt; i++ {
+	}
+	return i
+}
+
+func (m *sqlMatcher) pv(i int) int {
+	for i--; i >= 0 && m.t[i].kind == tkCmt; i-- {
+	}
+	return i
+}
+
+func (m *sqlMatcher) is(i int, kind byte) bool { return i >= 0 && i < len(m.t) && m.t[i].kind == kind }
+
+func (m *sqlMatcher) key(i int, kw byte) bool {
+	return i >= 0 && i < len(m.t) && m.t[i].kind == tkKey && m.t[i].kw == kw
+}
+
+func (m *sqlMatcher) opText(i int, s string) bool {
+	return m.is(i, tkOp) && string(m.b[m.t[i].start:m.t[i].end]) == s
+}
+
+func (m *sqlMatcher) span(i, j int) (int, int, bool) {
+	if j >= len(m.t) {
+		j = len(m.t) - 1
+	}
+	if j < i {
+		j = i
+	}
+	return m.t[i].start, m.t[j].end, true
+}
+
+// matchParen returns the index of the ')' closing the '(' at i, or len.
+func (m *sqlMatcher) matchParen(i int) int {
+	d := 0
+	for j := i; j < len(m.t); j++ {
+		switch m.t[j].kind {
+		case tkLParen:
+			d++
+		case tkRParen:
+			d--
+			if d == 0 {
+				return j
+			}
+		}
+	}
+	return len(m.t) - 1
+}
+
+func (m *sqlMatcher) comparison(i int) bool {
+	if m.key(i, kwCompare) {
+		return true
+	}
+	if !m.is(i, tkOp) {
+		return false
+	}
+	switch string(m.b[m.t[i].start:m.t[i].end]) {
+	case "=", "<", ">", "<=", ">=", "!=", "<>", "<=>", "==", "!<", "!>":
+		return true
+	}
+	return false
+}
+
+func (m *sqlMatcher) check(brk bool) (int, int, bool) {
+	t := m.t
+	if len(t) == 0 {
+		return 0, 0, false
+	}
+	if brk {
+		if s, e, ok := m.checkBreak(); ok {
+			return s, e, ok
+		}
+	}
+	for i := 0; i < len(t); i++ {
+		switch t[i].kind {
+		case tkKey:
+			if s, e, ok := m.checkKeyword(i, brk); ok {
+				return s, e, ok
+			}
+		case tkLogic:
+			if s, e, ok := m.checkLogic(i, brk); ok {
+				return s, e, ok
+			}
+		case tkSemi:
+			j := m.nx(i)
+			if j < len(t) && t[j].kind == tkKey {
+				switch t[j].kw {
+				case kwStmt, kwSelect, kwWaitfor, kwSet, kwUnion:
+					return m.span(i, j)
+				}
+			}
+			if m.is(j, tkWord) && string(m.word(j)) == "shutdown" {
+				return m.span(i, j)
+			}
+		case tkFunc:
+			w := m.word(i)
+			if strongFunc(w) {
+				return m.span(i, m.nx(i))
+			}
+			if schemaWord(w) {
+				return m.span(i, i)
+			}
+		case tkVar:
+			w := m.word(i)
+			if len(w) > 3 && w[1] == '@' {
+				return m.span(i, i)
+			}
+		case tkWord:
+			w := m.word(i)
+			if schemaWord(w) && (string(w) != "dual" || m.key(m.pv(i), kwFrom)) {
+				return m.span(i, i)
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// checkBreak looks at the tokens right after the quote.
+func (m *sqlMatcher) checkBreak() (int, int, bool) {
+	t := m.t
+	if t[0].kind == tkCmt {
+		return m.span(0, 0)
+	}
+	i := 0
+	for i < len(t) && (t[i].kind == tkRParen || t[i].kind == tkCmt) {
+		i++
+	}
+	if i >= len(t) {
+		return 0, 0, false
+	}
+	j := m.nx(i)
+	switch t[i].kind {
+	case tkLogic, tkSemi:
+		if j < len(t) {
+			return m.span(i, j)
+		}
+	case tkKey:
+		switch t[i].kw {
+		case kwUnion, kwSelect, kwOrderGroup, kwHaving, kwInto, kwWaitfor, kwStmt, kwLimit, kwProcedure, kwCompare, kwWhere:
+			if j < len(t) || t[i].kw == kwUnion {
+				return m.span(i, j)
+			}
+		case kwNot:
+			if m.is(j, tkLogic) || m.is(j, tkNumber) || m.is(j, tkLParen) {
+				return m.span(i, j)
+			}
+		}
+	case tkOp:
+		if j < len(t) && (m.comparison(i) || m.opText(i, "+") || m.opText(i, "|")) {
+			switch t[j].kind {
+			case tkString, tkNumber, tkFunc, tkVar, tkLParen:
+				return m.span(i, j)
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+func (m *sqlMatcher) checkKeyword(i int, brk bool) (int, int, bool) {
+	t := m.t
+	j := m.nx(i)
+	switch t[i].kw {
+	case kwUnion:
+		for m.key(j, kwAllDistinct) || m.is(j, tkLParen) {
+			j = m.nx(j)
+		}
+		if m.key(j, kwSelect) || m.is(j, tkVar) {
+			return m.span(i, j)
+		}
+	case kwSelect:
+		if j >= len(t) {
+			return 0, 0, false
+		}
+		switch t[j].kind {
+		case tkNumber, tkVar, tkFunc, tkString, tkLParen:
+			return m.span(i, j)
+		case tkOp:
+			if m.opText(j, "*") {
+				return m.span(i, j)
+			}
+		case tkKey:
+			switch t[j].kw {
+			case kwAllDistinct, kwLiteral, kwCase, kwTable:
+				return m.span(i, j)
+			}
+		case tkWord:
+			k := m.nx(j)
+			if m.is(k, tkComma) || m.key(k, kwFrom) || m.key(k, kwInto) {
+				return m.span(i, k)
+			}
+		}
+	case kwStmt:
+		w := m.word(i)
+		switch string(w) {
+		case "drop", "create", "alter", "truncate", "rename":
+			if m.key(j, kwTable) {
+				return m.span(i, j)
+			}
+		case "insert", "replace":
+			if m.key(j, kwInto) {
+				return m.span(i, j)
+			}
+		case "delete":
+			if m.key(j, kwFrom) {
+				return m.span(i, j)
+			}
+		case "update":
+			if m.is(j, tkWord) && m.key(m.nx(j), kwSet) {
+				return m.span(i, m.nx(j))
+			}
+		case "exec", "execute":
+			if j < len(t) && (t[j].kind == tkWord || t[j].kind == tkFunc) {
+				jw := m.word(j)
+				if len(jw) > 3 && (string(jw[:3]) == "xp_" || string(jw[:3]) == "sp_" || (len(jw) > 7 && string(jw[:7]) == "master.")) {
+					return m.span(i, j)
+				}
+			}
+			if m.is(j, tkLParen) || m.is(j, tkVar) {
+				return m.span(i, j)
+			}
+		case "declare":
+			if m.is(j, tkVar) {
+				return m.span(i, j)
+			}
+		}
+	case kwWaitfor:
+		if m.is(j, tkWord) {
+			w := m.word(j)
+			if string(w) == "delay" || string(w) == "time" {
+				return m.span(i, j)
+			}
+		}
+	case kwInto:
+		if m.key(j, kwOutfile) {
+			return m.span(i, j)
+		}
+	case kwOrderGroup:
+		if m.key(j, kwBy) {
+			k := m.nx(j)
+			if m.is(k, tkNumber) || (m.is(k, tkFunc) && dangerousFunc(m.word(k))) {
+				e := m.nx(k)
+				p := m.pv(i)
+				if brk || p < 0 || m.is(p, tkNumber) || m.is(p, tkString) || m.is(p, tkRParen) || e >= len(t) || m.is(e, tkCmt) || m.is(e, tkComma) {
+					return m.span(i, k)
+				}
+			}
+		}
+	case kwHaving:
+		k := m.nx(j)
+		if j < len(t) && (t[j].kind == tkNumber || t[j].kind == tkString || t[j].kind == tkWord) && m.comparison(k) {
+			return m.span(i, k)
+		}
+	case kwCase:
+		if m.key(j, kwWhen) {
+			return m.span(i, j)
+		}
+	}
+	return 0, 0, false
+}
+
+// operand skips one operand starting at i and returns the index of its last
+// token, or -1 when t[i] is no operand.
+func (m *sqlMatcher) operand(i int) int {
+	if i >= len(m.t) {
+		return -1
+	}
+	switch m.t[i].kind {
+	case tkNumber, tkString, tkWord, tkVar:
+		return i
+	case tkKey:
+		if m.t[i].kw == kwLiteral {
+			return i
+		}
+	case tkFunc:
+		j := m.nx(i)
+		if m.is(j, tkLParen) {
+			return m.matchParen(j)
+		}
+		return i
+	case tkLParen:
+		return m.matchParen(i)
+	}
+	return -1
+}
+
+// checkLogic looks for "<logic> [not] operand cmp operand", "<logic>
+// dangerous-function(...)", "<logic> (select ...)" and "<logic> 1--".
+func (m *sqlMatcher) checkLogic(i int, brk bool) (int, int, bool) {
+	t := m.t
+	j := m.nx(i)
+	for m.key(j, kwNot) || m.opText(j, "!") || m.opText(j, "-") || m.opText(j, "~") {
+		j = m.nx(j)
+	}
+	if j >= len(t) {
+		return 0, 0, false
+	}
+	p := m.pv(i)
+	ctx := brk || p < 0 || m.is(p, tkNumber) || m.is(p, tkString) || m.is(p, tkRParen)
+	switch t[j].kind {
+	case tkFunc:
+		if dangerousFunc(m.word(j)) {
+			return m.span(i, j)
+		}
+	case tkLParen:
+		k := m.nx(j)
+		for m.is(k, tkLParen) {
+			k = m.nx(k)
+		}
+		if m.key(k, kwSelect) {
+			return m.span(i, k)
+		}
+		if m.is(k, tkFunc) && dangerousFunc(m.word(k)) {
+			return m.span(i, k)
+		}
+	case tkKey:
+		if t[j].kw == kwSelect || t[j].kw == kwCase {
+			if ctx {
+				return m.span(i, j)
+			}
+		}
+	}
+	a := m.operand(j)
+	if a < 0 {
+		return 0, 0, false
+	}
+	k := m.nx(a)
+	if k >= len(t) || t[k].kind == tkCmt || t[k].kind == tkSemi {
+		// "<logic> 1" at the end of the value or before a comment.
+		if ctx && (t[j].kind == tkNumber || t[j].kind == tkKey || t[j].kind == tkVar || (t[j].kind == tkString && brk)) {
+			if k < len(t) || m.pv(i) >= 0 || brk {
+				return m.span(i, a)
+			}
+		}
+		return 0, 0, false
+	}
+	if !m.comparison(k) {
+		if m.is(k, tkLogic) && ctx && t[j].kind == tkNumber {
+			return m.span(i, k)
+		}
+		return 0, 0, false
+	}
+	l := m.nx(k)
+	for m.key(l, kwNot) || m.opText(l, "-") {
+		l = m.nx(l)
+	}
+	if l >= len(t) {
+		return 0, 0, false
+	}
+	if m.key(l, kwSelect) {
+		return m.span(i, l)
+	}
+	b := m.operand(l)
+	if b < 0 {
+		return 0, 0, false
+	}
+	if t[j].kind == tkWord && t[l].kind == tkWord && !ctx {
+		// Prose such as "rock and roll = fun": only an identity counts.
+		if string(m.b[t[j].start:t[j].end]) != string(m.b[t[l].start:t[l].end]) {
+			return 0, 0, false
+		}
+	}
+	return m.span(i, b)
+}

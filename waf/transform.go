@@ -1,0 +1,483 @@
+package waf
+
+import (
+	"unicode/utf8"
+)
+
+// A transformFunc appends the transformed form of src to dst. Every transform
+// is total (invalid encodings are left as they are, never an error) and
+// non-growing (the appended part is never longer than src), except
+// base64_scan, which appends at most 3*len(src)+4 bytes.
+type transformFunc func(dst, src []byte) []byte
+
+// transforms maps rule-file transform names to their functions.
+var transforms = map[string]transformFunc{
+	"url_decode":       urlDecodeRepeat,
+	"url_decode_once":  urlDecodeOnce,
+	"html_entity":      htmlEntityDecode,
+	"js_decode":        jsDecode,
+	"lowercase":        lowercase,
+	"compress_ws":      compressWhitespace,
+	"remove_ws":        removeWhitespace,
+	"remove_nulls":     removeNulls,
+	"sql_comments":     removeSQLComments,
+	"path_normalize":   normalizePath,
+	"base64_decode":    base64Decode,
+	"cmdline":          cmdLine,
+	"remove_quotes":    removeQuotes,
+	"utf8_overlong":    decodeOverlongUTF8,
+	"trim":             trimSpace,
+	"remove_backslash": removeBackslash,
+	"base64_scan":      base64Scan,
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// urlDecodeOnce decodes %XX and %uXXXX once; '+' is left alone (form decoding
+// of arguments happens at extraction). Invalid escapes are copied verbatim.
+func urlDecodeOnce(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c != '%' {
+			dst = append(dst, c)
+			continue
+		}
+		if i+2 < len(src)+0 && i+2 <= len(src)-1 {
+			if h, ok := unhex(src[i+1]); ok {
+				if l, ok := unhex(src[i+2]); ok {
+					dst = append(dst, h<<4|l)
+					i += 2
+					continue
+				}
+			}
+		}
+		if i+5 < len(src) && (src[i+1] == 'u' || src[i+1] == 'U') {
+			var r rune
+			ok := true
+			for j := 2; j < 6; j++ {
+				h, hok := unhex(src[i+j])
+				if !hok {
+					ok = false
+					break
+				}
+				r = r<<4 | rune(h)
+			}
+			if ok {
+				dst = appendRuneBounded(dst, r, 6)
+				i += 5
+				continue
+			}
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// appendRuneBounded appends r as UTF-8; full-width ASCII forms (U+FF01–FF5E),
+// which IIS maps to ASCII, become their ASCII letter. It never appends more
+// than max bytes (max ≥ 3).
+func appendRuneBounded(dst []byte, r rune, max int) []byte {
+	if r >= 0xFF01 && r <= 0xFF5E {
+		return append(dst, byte(r-0xFF01+0x21))
+	}
+	if r < 0x80 {
+		return append(dst, byte(r))
+	}
+	if !utf8.ValidRune(r) || utf8.RuneLen(r) > max {
+		r = utf8.RuneError
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+// urlDecodeRepeat decodes until the value is stable, at most
+// maxURLDecodeRounds times.
+func urlDecodeRepeat(dst, src []byte) []byte {
+	start := len(dst)
+	if indexByte(src, '%') < 0 {
+		return append(dst, src...)
+	}
+	dst = urlDecodeOnce(dst, src)
+	for round := 1; round < maxURLDecodeRounds; round++ {
+		cur := dst[start:]
+		if indexByte(cur, '%') < 0 {
+			break
+		}
+		n := len(dst)
+		dst = urlDecodeOnce(dst, cur)
+		if len(dst)-n == len(cur) {
+			dst = dst[:n]
+			break
+		}
+		// Move the new result down over the previous one.
+		m := copy(dst[start:], dst[n:])
+		dst = dst[:start+m]
+	}
+	return dst
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func lowercase(dst, src []byte) []byte {
+	for _, c := range src {
+		dst = append(dst, lower(c))
+	}
+	return dst
+}
+
+// compressWhitespace turns every run of whitespace (and NUL) into one space.
+func compressWhitespace(dst, src []byte) []byte {
+	inSpace := false
+	for _, c := range src {
+		if isSpace(c) || c == 0 {
+			if !inSpace {
+				dst = append(dst, ' ')
+			}
+			inSpace = true
+			continue
+		}
+		inSpace = false
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+func removeWhitespace(dst, src []byte) []byte {
+	for _, c := range src {
+		if !isSpace(c) {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func removeNulls(dst, src []byte) []byte {
+	for _, c := range src {
+		if c != 0 {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func trimSpace(dst, src []byte) []byte {
+	i, j := 0, len(src)
+	for i < j && isSpace(src[i]) {
+		i++
+	}
+	for j > i && isSpace(src[j-1]) {
+		j--
+	}
+	return append(dst, src[i:j]...)
+}
+
+func removeQuotes(dst, src []byte) []byte {
+	for _, c := range src {
+		if c != '\'' && c != '"' && c != '`' {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func removeBackslash(dst, src []byte) []byte {
+	for _, c := range src {
+		if c != '\\' {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// cmdLine normalises a shell command line for matching: it deletes the
+// characters shells ignore inside words (\ ' " ^), turns "," and ";" separated
+// runs of whitespace into single spaces, removes spaces before "/" and "(",
+// and lower-cases.
+func cmdLine(dst, src []byte) []byte {
+	space := false
+	for _, c := range src {
+		switch {
+		case c == '\\' || c == '\'' || c == '"' || c == '^':
+			continue
+		case isSpace(c) || c == ',':
+			space = true
+			continue
+		case c == '/' || c == '(':
+			space = false
+		}
+		if space {
+			dst = append(dst, ' ')
+			space = false
+		}
+		dst = append(dst, lower(c))
+	}
+	return dst
+}
+
+// removeSQLComments replaces /* ... */ comments (including MySQL's
+// /*!50000 ... */ version comments, whose content is kept) with a space and
+// deletes "--" and "#" comments to the end of the line. An unterminated /*
+// comment runs to the end of the value.
+func removeSQLComments(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			if i+2 < len(src) && src[i+2] == '!' {
+				// Version comment: keep its content, drop the marker and digits.
+				j := i + 3
+				for j < len(src) && j < i+8 && src[j] >= '0' && src[j] <= '9' {
+					j++
+				}
+				dst = append(dst, ' ')
+				i = j - 1
+				continue
+			}
+			end := indexPair(src, i+2, '*', '/')
+			dst = append(dst, ' ')
+			if end < 0 {
+				return dst
+			}
+			i = end + 1
+		case c == '*' && i+1 < len(src) && src[i+1] == '/':
+			dst = append(dst, ' ')
+			i++
+		case c == '-' && i+1 < len(src) && src[i+1] == '-', c == '#':
+			end := indexByteFrom(src, i, '\n')
+			dst = append(dst, ' ')
+			if end < 0 {
+				return dst
+			}
+			i = end
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func indexPair(b []byte, from int, a, c byte) int {
+	for i := from; i+1 < len(b); i++ {
+		if b[i] == a && b[i+1] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func indexByteFrom(b []byte, from int, c byte) int {
+	for i := from; i < len(b); i++ {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeOverlongUTF8 maps the overlong encodings of ASCII characters
+// (C0/C1 xx, E0 80 xx, F0 80 80 xx) to the character and keeps every other
+// byte.
+func decodeOverlongUTF8(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if (c == 0xC0 || c == 0xC1) && i+1 < len(src) && src[i+1]&0xC0 == 0x80 {
+			dst = append(dst, (c&0x1F)<<6|src[i+1]&0x3F)
+			i++
+			continue
+		}
+		if c == 0xE0 && i+2 < len(src) && src[i+1]&0xE0 == 0x80 && src[i+2]&0xC0 == 0x80 {
+			r := rune(src[i+1]&0x3F)<<6 | rune(src[i+2]&0x3F)
+			if r < 0x80 {
+				dst = append(dst, byte(r))
+				i += 2
+				continue
+			}
+		}
+		if c == 0xF0 && i+3 < len(src) && src[i+1] == 0x80 && src[i+2]&0xC0 == 0x80 && src[i+3]&0xC0 == 0x80 {
+			r := rune(src[i+2]&0x3F)<<6 | rune(src[i+3]&0x3F)
+			if r < 0x80 {
+				dst = append(dst, byte(r))
+				i += 3
+				continue
+			}
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// normalizePath turns backslashes into slashes, decodes overlong UTF-8
+// dots and slashes, collapses repeated slashes and resolves "." and ".."
+// segments without ever going above the root (a leading "../" stays, so
+// traversal attempts remain visible).
+func normalizePath(dst, src []byte) []byte {
+	start := len(dst)
+	dst = decodeOverlongUTF8(dst, src)
+	p := dst[start:]
+	for i, c := range p {
+		if c == '\\' {
+			p[i] = '/'
+		}
+	}
+	// Resolve segments in place: w is the write index within p.
+	w := 0
+	r := 0
+	n := len(p)
+	rooted := n > 0 && p[0] == '/'
+	if rooted {
+		w, r = 1, 1
+	}
+	minW := w // never pop below this (keeps leading ../)
+	for r < n {
+		switch {
+		case p[r] == '/':
+			r++ // collapse //
+		case p[r] == '.' && (r+1 == n || p[r+1] == '/'):
+			r++
+		case p[r] == '.' && r+1 < n && p[r+1] == '.' && (r+2 == n || p[r+2] == '/'):
+			r += 2
+			if w > minW {
+				w--
+				for w > minW && p[w-1] != '/' {
+					w--
+				}
+			} else {
+				// Keep an unresolvable "..".
+				p[w], p[w+1] = '.', '.'
+				w += 2
+				if r < n {
+					p[w] = '/'
+					w++
+				}
+				minW = w
+			}
+		default:
+			for r < n && p[r] != '/' {
+				p[w] = p[r]
+				w++
+				r++
+			}
+			if r < n {
+				p[w] = '/'
+				w++
+				r++
+			}
+		}
+	}
+	return dst[:start+w]
+}
+
+// base64Decode decodes standard or URL-safe base64 (padding optional,
+// whitespace skipped). A value that is not base64 is appended unchanged.
+func base64Decode(dst, src []byte) []byte {
+	start := len(dst)
+	var acc uint32
+	bits := 0
+	valid := 0
+	for _, c := range src {
+		var v byte
+		switch {
+		case 'A' <= c && c <= 'Z':
+			v = c - 'A'
+		case 'a' <= c && c <= 'z':
+			v = c - 'a' + 26
+		case '0' <= c && c <= '9':
+			v = c - '0' + 52
+		case c == '+' || c == '-':
+			v = 62
+		case c == '/' || c == '_':
+			v = 63
+		case c == '=' || isSpace(c):
+			continue
+		default:
+			return append(dst[:start], src...)
+		}
+		valid++
+		acc = acc<<6 | uint32(v)
+		bits += 6
+		if bits >= 8 {
+			bits -= 8
+			dst = append(dst, byte(acc>>bits))
+		}
+	}
+	if valid < 4 {
+		return append(dst[:start], src...)
+	}
+	return dst
+}
+
+// base64Scan decodes every run of at least 8 base64 characters at each of
+// the four possible alignments, so a base64 fragment cut out of a longer
+// encoding still decodes to readable text. Outputs are separated by '\n';
+// other bytes are dropped.
+func base64Scan(dst, src []byte) []byte {
+	isB64 := func(c byte) bool {
+		return ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' || c == '-' || c == '_'
+	}
+	for i := 0; i < len(src); {
+		if !isB64(src[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(src) && isB64(src[j]) {
+			j++
+		}
+		if j-i >= 8 {
+			for skip := 0; skip < 4; skip++ {
+				dst = base64Bits(dst, src[i+skip:j])
+				dst = append(dst, '\n')
+			}
+		}
+		i = j
+	}
+	return dst
+}
+
+// base64Bits decodes base64 characters (no padding or validation).
+func base64Bits(dst, src []byte) []byte {
+	var acc uint32
+	bits := 0
+	for _, c := range src {
+		var v byte
+		switch {
+		case 'A' <= c && c <= 'Z':
+			v = c - 'A'
+		case 'a' <= c && c <= 'z':
+			v = c - 'a' + 26
+		case '0' <= c && c <= '9':
+			v = c - '0' + 52
+		case c == '+' || c == '-':
+			v = 62
+		default:
+			v = 63
+		}
+		acc = acc<<6 | uint32(v)
+		bits += 6
+		if bits >= 8 {
+			bits -= 8
+			dst = append(dst, byte(acc>>bits))
+		}
+	}
+	return dst
+}

@@ -1,0 +1,139 @@
+package waf
+
+import "strings"
+
+// zone is where in a request a value was found.
+type zone uint8
+
+const (
+	zoneNone zone = iota
+	zoneMethod
+	zonePath
+	zonePathRaw
+	zoneURI
+	zoneQuery
+	zoneProto
+	zoneQueryArg
+	zoneQueryArgName
+	zoneForm
+	zoneFormName
+	zoneJSON
+	zoneJSONKey
+	zoneMultipart
+	zoneMultipartName
+	zoneFilename
+	zoneHeader
+	zoneHeaderName
+	zoneCookie
+	zoneCookieName
+	zoneBody
+	zoneXML
+	zoneGraphQL
+	zoneJA4
+	zoneJA3Hash
+	zoneTLSGroup
+	zoneClientIP
+	zoneFPClass
+	zoneUAMismatch
+	zoneRequest
+	numZones
+)
+
+var zoneNames = [numZones]string{
+	zoneNone: "", zoneMethod: "method", zonePath: "path", zonePathRaw: "path_raw", zoneURI: "uri",
+	zoneQuery: "query", zoneProto: "proto", zoneQueryArg: "query_arg", zoneQueryArgName: "query_arg_name",
+	zoneForm: "form", zoneFormName: "form_name", zoneJSON: "json", zoneJSONKey: "json_key",
+	zoneMultipart: "multipart", zoneMultipartName: "multipart_name", zoneFilename: "filename",
+	zoneHeader: "header", zoneHeaderName: "header_name", zoneCookie: "cookie", zoneCookieName: "cookie_name",
+	zoneBody: "body", zoneXML: "xml", zoneGraphQL: "graphql", zoneJA4: "tls.ja4", zoneJA3Hash: "tls.ja3_hash",
+	zoneTLSGroup: "tls.group", zoneClientIP: "client.ip", zoneFPClass: "fingerprint.class",
+	zoneUAMismatch: "fingerprint.ua_mismatch", zoneRequest: "request",
+}
+
+// String returns the zone's target name.
+func (z zone) String() string { return zoneNames[z] }
+
+type zoneMask uint64
+
+func maskOf(zs ...zone) zoneMask {
+	var m zoneMask
+	for _, z := range zs {
+		m |= 1 << z
+	}
+	return m
+}
+
+// targetGroups maps rule-file target names to zone sets. A target may also
+// be written "group:name" to select values by (case-insensitive) name.
+var targetGroups = map[string]zoneMask{
+	"args": maskOf(zoneQueryArg, zoneForm, zoneJSON, zoneMultipart),
+	"inputs": maskOf(zoneQueryArg, zoneForm, zoneJSON, zoneMultipart, zoneQueryArgName, zoneFormName,
+		zoneJSONKey, zoneMultipartName, zoneCookie, zoneCookieName, zoneHeader, zoneFilename, zoneGraphQL),
+	"args_names":              maskOf(zoneQueryArgName, zoneFormName, zoneJSONKey, zoneMultipartName),
+	"headers":                 maskOf(zoneHeader),
+	"header":                  maskOf(zoneHeader),
+	"cookies":                 maskOf(zoneCookie),
+	"cookie":                  maskOf(zoneCookie),
+	"files":                   maskOf(zoneFilename),
+	"body_args":               maskOf(zoneForm, zoneJSON, zoneMultipart),
+	"query_args":              maskOf(zoneQueryArg),
+	"query_arg_names":         maskOf(zoneQueryArgName),
+	"form":                    maskOf(zoneForm),
+	"form_names":              maskOf(zoneFormName),
+	"json":                    maskOf(zoneJSON),
+	"json_keys":               maskOf(zoneJSONKey),
+	"multipart":               maskOf(zoneMultipart),
+	"multipart_names":         maskOf(zoneMultipartName),
+	"header_names":            maskOf(zoneHeaderName),
+	"cookie_names":            maskOf(zoneCookieName),
+	"body":                    maskOf(zoneBody),
+	"xml":                     maskOf(zoneXML),
+	"graphql":                 maskOf(zoneGraphQL),
+	"method":                  maskOf(zoneMethod),
+	"path":                    maskOf(zonePath),
+	"path_raw":                maskOf(zonePathRaw),
+	"uri":                     maskOf(zoneURI),
+	"query":                   maskOf(zoneQuery),
+	"proto":                   maskOf(zoneProto),
+	"tls.ja4":                 maskOf(zoneJA4),
+	"tls.ja3_hash":            maskOf(zoneJA3Hash),
+	"tls.group":               maskOf(zoneTLSGroup),
+	"client.ip":               maskOf(zoneClientIP),
+	"fingerprint.class":       maskOf(zoneFPClass),
+	"fingerprint.ua_mismatch": maskOf(zoneUAMismatch),
+	"request":                 maskOf(zoneRequest),
+}
+
+// parseTargetSpec parses "args", "args:q" or "header:User-Agent" into a zone
+// mask and a lower-case name ("" for any).
+func parseTargetMask(s string) (zoneMask, string, bool) {
+	group, name, _ := strings.Cut(s, ":")
+	m, ok := targetGroups[group]
+	if !ok {
+		return 0, "", false
+	}
+	return m, strings.ToLower(name), true
+}
+
+// structuralHeader reports headers whose values are protocol plumbing; the
+// "inputs" target group skips them (Cookie is inspected as parsed cookies).
+func structuralHeader(name []byte) bool {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return false
+	}
+	n := copy(buf[:], name)
+	for i := 0; i < n; i++ {
+		buf[i] = lower(buf[i])
+	}
+	switch string(buf[:n]) {
+	case "cookie", "accept", "accept-encoding", "accept-language", "accept-charset", "connection",
+		"content-length", "cache-control", "pragma", "upgrade-insecure-requests", "keep-alive",
+		"proxy-connection", "te", "dnt", "priority", "if-modified-since", "if-none-match",
+		"sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "sec-fetch-user", "sec-ch-ua",
+		"sec-ch-ua-mobile", "sec-ch-ua-platform", "content-type", "multipart-header", "transfer-encoding",
+		"authorization", "if-match", "range", "if-range", "upgrade":
+		return true
+	}
+	return false
+}
