@@ -90,6 +90,22 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		slog.String("backend", ex.backend),
 		slog.String("user_agent", r.UserAgent()),
 	)
+	if c := ex.conn; c != nil {
+		attrs = append(attrs,
+			slog.String("tls_version", c.tls.Version),
+			slog.String("tls_group", c.tls.Group),
+			slog.Bool("pq", c.tls.PQ),
+			slog.String("sni", c.tls.SNI),
+			slog.String("ja4", c.fp.JA4),
+			slog.String("ja3_hash", c.fp.JA3Hash),
+		)
+		if ex.fpMatched {
+			attrs = append(attrs, slog.String("fp_label", ex.fpMatch.Label), slog.String("fp_class", ex.fpMatch.Class.String()))
+		}
+		if ex.uaMismatch {
+			attrs = append(attrs, slog.Bool("ua_mismatch", true))
+		}
+	}
 	if ex.upstream != "" {
 		attrs = append(attrs, slog.String("upstream", ex.upstream),
 			slog.Float64("upstream_ms", float64(ex.upTime.Microseconds())/1000))

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"edge/fingerprint"
+	"edge/tls"
 )
 
 // DefaultConfigTOML is the repository's edge.toml, built into the binary: edge runs on it when no
@@ -24,11 +27,13 @@ const DefaultConfigName = "(built-in edge.toml)"
 // Config is the whole configuration as decoded from TOML. Units live in key names. Every default is
 // set by [DefaultConfig] (defaults.go); a key absent from the file keeps its default.
 type Config struct {
-	Listen   ListenConfig             `toml:"listen"`
-	Server   ServerConfig             `toml:"server"`
-	Log      LogConfig                `toml:"log"`
-	Routes   []RouteConfig            `toml:"routes"`
-	Backends map[string]BackendConfig `toml:"backends"`
+	Listen      ListenConfig             `toml:"listen"`
+	Server      ServerConfig             `toml:"server"`
+	Log         LogConfig                `toml:"log"`
+	TLS         tls.Config               `toml:"tls"`
+	Fingerprint fingerprint.Config       `toml:"fingerprint"`
+	Routes      []RouteConfig            `toml:"routes"`
+	Backends    map[string]BackendConfig `toml:"backends"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.
@@ -144,6 +149,7 @@ func Load(name string, data []byte) (*Config, Problems) {
 		}
 		sink.errorf(path, fmt.Sprintf("unknown %s %q", what, path))
 	}
+	cfg.resolvePaths()
 	cfg.validate(sink)
 	return &cfg, sink.list
 }
@@ -183,6 +189,23 @@ func (c *Config) resolve(p string) string {
 		return p
 	}
 	return c.Dir + "/" + p
+}
+
+// resolvePaths makes every file path in the capability sections relative to the config file's
+// directory, so a config works the same from any working directory.
+func (c *Config) resolvePaths() {
+	for i := range c.TLS.Certificates {
+		cf := &c.TLS.Certificates[i]
+		cf.CertFile, cf.KeyFile, cf.OCSPFile = c.resolve(cf.CertFile), c.resolve(cf.KeyFile), c.resolve(cf.OCSPFile)
+	}
+	c.TLS.CertDir = c.resolve(c.TLS.CertDir)
+	if c.TLS.DefaultCert != "" && strings.ContainsAny(c.TLS.DefaultCert, "/") {
+		c.TLS.DefaultCert = c.resolve(c.TLS.DefaultCert)
+	}
+	for i, f := range c.TLS.ECH.KeyFiles {
+		c.TLS.ECH.KeyFiles[i] = c.resolve(f)
+	}
+	c.Fingerprint.Database = c.resolve(c.Fingerprint.Database)
 }
 
 // plainErr strips the Go-internal prefixes of file errors so messages read well.

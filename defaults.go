@@ -1,5 +1,10 @@
 package edge
 
+import (
+	"edge/fingerprint"
+	"edge/tls"
+)
+
 // Defaults of every root configuration key, in one place. A key absent from the TOML keeps the value
 // set here; the capability packages' sections take theirs from each package's DefaultConfig.
 const (
@@ -31,9 +36,17 @@ const (
 	DefaultLogLevel = "info"
 )
 
-// DefaultConfig returns a configuration with every default set and no routes or backends.
+// DefaultConfig returns a configuration with every default set and no routes or backends. The
+// capability sections take their defaults from their packages.
 func DefaultConfig() Config {
+	fp := fingerprint.DefaultConfig()
+	// Data files are used when a configuration names them (the repository's edge.toml does): a
+	// configuration that never mentions [fingerprint] has no database rather than one looked for at a
+	// path relative to wherever it happens to live.
+	fp.Database = ""
 	return Config{
+		TLS:         tls.DefaultConfig(),
+		Fingerprint: fp,
 		Listen: ListenConfig{
 			HTTPS:    DefaultHTTPS,
 			HTTP:     DefaultHTTP,

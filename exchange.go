@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/netip"
 	"time"
+
+	"edge/fingerprint"
 )
 
 // exchange is the per-request state of the pipeline: what was decided about the request and why.
@@ -31,6 +33,11 @@ type exchange struct {
 	reason    string // typed reason of a deny or error, "" when served
 	bytesIn   int64
 	trustPeer bool
+
+	conn       *connFacts // nil on cleartext
+	fpMatch    fingerprint.Match
+	fpMatched  bool
+	uaMismatch bool
 }
 
 type exchangeKey struct{}

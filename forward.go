@@ -94,6 +94,12 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 	h.Set("Forwarded", fwd)
 	h.Set(hdrRequestID, ex.id)
 	h.Set(hdrProtocol, ex.proto)
+	if c := ex.conn; c != nil {
+		h.Set(hdrTLSVersion, c.tls.Version)
+		h.Set(hdrTLSGroup, c.tls.Group)
+		h.Set(hdrTLSCipher, c.tls.Cipher)
+		ex.snap.cfg.Fingerprint.SetHeaders(h, &c.fp)
+	}
 }
 
 // forwardedNode formats a node for RFC 7239: IPv6 addresses are bracketed and quoted.

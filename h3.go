@@ -12,6 +12,8 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+
+	"edge/tls"
 )
 
 // h3Front is the HTTP/3 listener: quic-go on the UDP port of listen.https, with the same TLS
@@ -46,6 +48,7 @@ func (s *Server) startH3(tcpAddr *net.TCPAddr, tlsCfg *stdtls.Config) (*h3Front,
 		Handler:        s,
 		MaxHeaderBytes: s.cfg.Server.MaxHeaderBytes,
 		IdleTimeout:    time.Duration(s.cfg.Server.IdleTimeoutMS) * time.Millisecond,
+		ConnContext:    s.quicConnContext,
 	}
 	s.wg.Add(1)
 	go func() {
@@ -57,6 +60,22 @@ func (s *Server) startH3(tcpAddr *net.TCPAddr, tlsCfg *stdtls.Config) (*h3Front,
 	s.log.Info("listening", "listener", "h3", "addr", udp.LocalAddr().String())
 	return f, nil
 }
+
+// quicConnContext runs once per QUIC connection, after its handshake: it counts the handshake and
+// attaches the connection's facts (TLS and the fingerprint seen in its ClientHello).
+func (s *Server) quicConnContext(ctx context.Context, c *quic.Conn) context.Context {
+	cs := c.ConnectionState().TLS
+	s.term.OnHandshake(&cs)
+	f := &connFacts{tls: tls.Facts(&cs), quic: true}
+	if fp, ok := s.quicHellos.take(c.RemoteAddr()); ok {
+		f.fp = fp
+	} else {
+		f.fpErr = errNoQUICHello
+	}
+	return context.WithValue(ctx, connFactsKey{}, f)
+}
+
+var errNoQUICHello = errors.New("fingerprint: no ClientHello seen for this QUIC connection")
 
 // shutdown stops accepting QUIC connections, sends GOAWAY, waits for requests in flight until ctx
 // ends, then closes the socket.

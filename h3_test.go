@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,12 @@ func TestEchoOverHTTP3(t *testing.T) {
 	}
 	if got := first(echo.Headers["Edge-Request-Id"]); got == "forged" || got != resp.Header.Get("Edge-Request-Id") {
 		t.Errorf("Edge-Request-Id = %q, response has %q", got, resp.Header.Get("Edge-Request-Id"))
+	}
+	if got := first(echo.Headers["Edge-Ja4"]); !strings.HasPrefix(got, "q13i") {
+		t.Errorf("Edge-JA4 over HTTP/3 = %q, want a q13i… fingerprint (no SNI to an IP)", got)
+	}
+	if got := first(echo.Headers["Edge-Tls-Group"]); got != "X25519MLKEM768" {
+		t.Errorf("Edge-TLS-Group over HTTP/3 = %q, want X25519MLKEM768", got)
 	}
 	if echo.Path != "/h3/x" {
 		t.Errorf("path = %q, want /h3/x", echo.Path)

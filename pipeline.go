@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"edge/fingerprint"
 )
 
 // ServeHTTP is the one request pipeline, the same for HTTP/1.1, HTTP/2 and HTTP/3:
@@ -43,6 +45,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 
 func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) {
 	snap := ex.snap
+	ex.conn = connFactsFrom(r.Context())
 	ex.peer = remoteAddr(r.RemoteAddr)
 	ex.trustPeer = snap.trusted(ex.peer)
 	ex.client = ex.peer
@@ -60,6 +63,11 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	}
 	ex.path = path
 
+	if s.classify(ex, r) == fingerprint.ActionBlock {
+		s.deny(w, r, ex, denyFingerprint, "")
+		return
+	}
+
 	rt := snap.match(ex.host, ex.path)
 	if rt == nil {
 		s.deny(w, r, ex, denyNoRoute, "")
@@ -70,10 +78,35 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	rt.backend.serve(w, r.WithContext(withExchange(r.Context(), ex)))
 }
 
+// classify looks the connection's fingerprint up in the database and checks the User-Agent against
+// it. It returns the strongest action: a database "block", or a UA mismatch under
+// ua_mismatch_action = "block".
+func (s *Server) classify(ex *exchange, r *http.Request) fingerprint.Action {
+	if ex.conn == nil || ex.conn.fp.JA4 == "" {
+		return fingerprint.ActionNone
+	}
+	m, ok := ex.snap.fpDB.Lookup(&ex.conn.fp)
+	if !ok {
+		return fingerprint.ActionNone
+	}
+	ex.fpMatch, ex.fpMatched = m, true
+	act := m.Action
+	if ua := ex.snap.cfg.Fingerprint.UAMismatchVerdict(r.UserAgent(), m.Class); ua != fingerprint.ActionNone {
+		ex.uaMismatch = true
+		if ua == fingerprint.ActionBlock {
+			act = fingerprint.ActionBlock
+		}
+	}
+	return act
+}
+
 // Edge-* headers: the edge sets these for backends; a client can never supply them.
 const (
-	hdrRequestID = "Edge-Request-Id"
-	hdrProtocol  = "Edge-Protocol"
+	hdrRequestID  = "Edge-Request-Id"
+	hdrProtocol   = "Edge-Protocol"
+	hdrTLSVersion = "Edge-TLS-Version"
+	hdrTLSGroup   = "Edge-TLS-Group"
+	hdrTLSCipher  = "Edge-TLS-Cipher"
 )
 
 // stripEdgeHeaders removes every client-sent header whose name starts with "Edge-". Keys in an

@@ -15,6 +15,7 @@ const (
 	denyBackendDown
 	denyBackendTimeout
 	denyUnavailable
+	denyFingerprint
 )
 
 var denyInfo = [...]struct {
@@ -26,6 +27,7 @@ var denyInfo = [...]struct {
 	denyBackendDown:    {http.StatusBadGateway, "backend_error"},
 	denyBackendTimeout: {http.StatusGatewayTimeout, "backend_timeout"},
 	denyUnavailable:    {http.StatusServiceUnavailable, "no_healthy_backend"},
+	denyFingerprint:    {http.StatusForbidden, "fingerprint_block"},
 }
 
 // deny is the one place that maps an edge-made decision to a response: the status, a small JSON body

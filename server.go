@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"edge/tls"
 )
 
 // Options are the process-level settings a caller of [NewServer] may override.
@@ -32,7 +34,10 @@ type Server struct {
 	ids    *requestIDs
 	snap   atomic.Pointer[Snapshot]
 	echo   *echoServer
+	term   *tls.Terminator
 	tlsCfg *stdtls.Config
+
+	quicHellos quicHellos
 
 	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
 	reload reloader
@@ -60,22 +65,26 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}, m: newMetrics()}
 
 	if cfg.Listen.HTTPS != "" {
-		ss, err := ensureSelfSigned(cfg.stateDir(), time.Now())
+		tcfg := cfg.TLS
+		if len(tcfg.Certificates) == 0 && tcfg.CertDir == "" {
+			ss, err := ensureSelfSigned(cfg.stateDir(), time.Now())
+			if err != nil {
+				return nil, fmt.Errorf("self-signed certificate: %w", err)
+			}
+			verb := "loaded"
+			if ss.created {
+				verb = "created"
+			}
+			logger.Info(verb+" self-signed certificate", "cert", ss.certFile, "sha256", ss.fingerprint)
+			tcfg.Certificates = []tls.CertificateFiles{{CertFile: ss.certFile, KeyFile: ss.keyFile}}
+		}
+		term, err := tls.New(tcfg, logger)
 		if err != nil {
-			return nil, fmt.Errorf("self-signed certificate: %w", err)
+			return nil, err
 		}
-		verb := "loaded"
-		if ss.created {
-			verb = "created"
-		}
-		logger.Info(verb+" self-signed certificate", "cert", ss.certFile, "sha256", ss.fingerprint)
-		s.tlsCfg = &stdtls.Config{
-			MinVersion:   stdtls.VersionTLS13,
-			Certificates: []stdtls.Certificate{ss.cert},
-			CurvePreferences: []stdtls.CurveID{stdtls.X25519MLKEM768, stdtls.SecP256r1MLKEM768,
-				stdtls.SecP384r1MLKEM1024, stdtls.X25519, stdtls.CurveP256, stdtls.CurveP384},
-			NextProtos: []string{"h2", "http/1.1"},
-		}
+		term.OnClientHello = s.onClientHello
+		s.term = term
+		s.tlsCfg = term.ServerConfig([]string{"h2", "http/1.1"})
 	}
 
 	echo, err := startEcho()
@@ -128,7 +137,7 @@ func (s *Server) Start() error {
 	}
 	var h3 *h3Front
 	if ln, ok := bound["https"]; ok && c.Listen.HTTP3 {
-		f, err := s.startH3(ln.Addr().(*net.TCPAddr), s.tlsCfg)
+		f, err := s.startH3(ln.Addr().(*net.TCPAddr), s.term.ServerConfig([]string{"h3"}))
 		if err != nil {
 			for _, l := range bound {
 				l.Close()
@@ -148,7 +157,8 @@ func (s *Server) Start() error {
 		srv := s.httpServer(sp.handler)
 		if sp.tls {
 			srv.TLSConfig = s.tlsCfg
-			ln = stdtls.NewListener(ln, s.tlsCfg)
+			srv.ConnContext = tcpConnContext
+			ln = newTLSListener(ln, s, s.tlsCfg, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
 		}
 		s.listeners[sp.name] = ln
 		s.servers = append(s.servers, srv)

@@ -113,6 +113,7 @@ func TestEchoOverTLS(t *testing.T) {
 			req, _ := http.NewRequest("GET", e.url("https", "/a/./b/../c?x=1&y=%20"), nil)
 			req.Header.Set("Edge-Request-Id", "forged")
 			req.Header.Set("Edge-Tls-Group", "forged")
+			req.Header.Set("Edge-Anything", "forged")
 			req.Header.Set("X-Custom", "kept")
 			resp, err := client(proto).Do(req)
 			if err != nil {
@@ -135,7 +136,11 @@ func TestEchoOverTLS(t *testing.T) {
 				{"query", echo.Query, "x=1&y=%20"},
 				{"Edge-Request-Id", first(echo.Headers["Edge-Request-Id"]), rid},
 				{"Edge-Protocol", first(echo.Headers["Edge-Protocol"]), proto},
-				{"Edge-Tls-Group (client-sent)", first(echo.Headers["Edge-Tls-Group"]), ""},
+				{"Edge-Anything (client-sent)", first(echo.Headers["Edge-Anything"]), ""},
+				{"Edge-Tls-Group", strings.Join(echo.Headers["Edge-Tls-Group"], ","), "X25519MLKEM768"},
+				{"Edge-Tls-Version", first(echo.Headers["Edge-Tls-Version"]), "TLS1.3"},
+				{"Edge-Ja4 prefix", first(echo.Headers["Edge-Ja4"])[:min(4, len(first(echo.Headers["Edge-Ja4"])))], "t13i"},
+				{"Edge-Ja3 length", fmt.Sprint(len(first(echo.Headers["Edge-Ja3"]))), "32"},
 				{"X-Custom", first(echo.Headers["X-Custom"]), "kept"},
 				{"X-Forwarded-For", first(echo.Headers["X-Forwarded-For"]), "127.0.0.1"},
 				{"X-Forwarded-Proto", first(echo.Headers["X-Forwarded-Proto"]), "https"},

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"reflect"
 	"strings"
+
+	"edge/fingerprint"
 )
 
 // Snapshot is the compiled, immutable form of a configuration: everything a request needs, built
@@ -14,6 +16,7 @@ type Snapshot struct {
 	routes   []*route
 	backends map[string]*backend
 	proxies  []netip.Prefix
+	fpDB     *fingerprint.DB
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
 	// them triggers a reload.
 	dataFiles []string
@@ -34,6 +37,16 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		if pfx, err := parsePrefix(p); err == nil {
 			snap.proxies = append(snap.proxies, pfx)
 		}
+	}
+	var problems Problems
+	db, err := cfg.Fingerprint.LoadDB()
+	if err != nil {
+		problems = append(problems, Problem{Severity: SeverityError, File: cfg.File, Path: "fingerprint.database", Message: err.Error()})
+		return nil, problems
+	}
+	snap.fpDB = db
+	if cfg.Fingerprint.Database != "" {
+		snap.dataFiles = append(snap.dataFiles, cfg.Fingerprint.Database)
 	}
 	reuse := func(name string, servers []string) *backend {
 		if old != nil {
@@ -57,7 +70,7 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		host, _ := canonicalHost(rc.Host)
 		snap.routes = append(snap.routes, &route{name: rc.Name, host: host, prefix: rc.PathPrefix, backend: b})
 	}
-	return snap, nil
+	return snap, problems
 }
 
 // match returns the most specific route for a canonical host and path: exact host beats any host,

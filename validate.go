@@ -14,6 +14,10 @@ func (c *Config) validate(s *problemSink) {
 	c.validateListen(s)
 	c.validateServer(s)
 	c.validateLog(s)
+	errs, warns := c.TLS.Validate()
+	s.addLeaf("tls", errs, warns)
+	errs, warns = c.Fingerprint.Validate()
+	s.addLeaf("fingerprint", errs, warns)
 	c.validateBackends(s)
 	c.validateRoutes(s)
 }

@@ -1,0 +1,224 @@
+package edge
+
+import (
+	"context"
+	stdtls "crypto/tls"
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"edge/fingerprint"
+	"edge/tls"
+)
+
+// connFacts is what edge knows about one client connection, computed once at the handshake and shared
+// by every request on it (HTTP/2 and HTTP/3 multiplex many): TLS facts and the fingerprints of the
+// ClientHello the client actually sent.
+type connFacts struct {
+	tls   tls.ConnFacts
+	fp    fingerprint.Fingerprints
+	fpErr error
+	quic  bool
+}
+
+type connFactsKey struct{}
+
+func connFactsFrom(ctx context.Context) *connFacts {
+	f, _ := ctx.Value(connFactsKey{}).(*connFacts)
+	return f
+}
+
+// edgeConn is the raw TCP connection under crypto/tls: it records the ClientHello and carries the
+// connection's facts up to the HTTP server through tls.Conn.NetConn.
+type edgeConn struct {
+	*fingerprint.CaptureConn
+	facts     connFacts
+	closeOnce sync.Once
+	release   func() // returns the connection limiter's slot; nil when not limited
+}
+
+func (c *edgeConn) Close() error {
+	err := c.CaptureConn.Close()
+	c.closeOnce.Do(func() {
+		if c.release != nil {
+			c.release()
+		}
+	})
+	return err
+}
+
+// tlsListener accepts TCP connections and completes their TLS handshakes concurrently, off the accept
+// loop, so a slow client never delays others. Accept returns only connections whose handshake
+// succeeded: net/http sees a *tls.Conn with the handshake done and picks HTTP/2 or HTTP/1.1 by ALPN.
+// Each handshake is bounded by timeout; its outcome is counted by the Terminator.
+type tlsListener struct {
+	net.Listener
+	srv     *Server
+	cfg     *stdtls.Config
+	timeout time.Duration
+	ready   chan net.Conn
+	done    chan struct{}
+	once    sync.Once
+	err     error
+}
+
+func newTLSListener(ln net.Listener, s *Server, cfg *stdtls.Config, timeout time.Duration) *tlsListener {
+	l := &tlsListener{Listener: ln, srv: s, cfg: cfg, timeout: timeout, ready: make(chan net.Conn), done: make(chan struct{})}
+	go l.acceptLoop()
+	return l
+}
+
+func (l *tlsListener) acceptLoop() {
+	var backoff time.Duration
+	for {
+		raw, err := l.Listener.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			l.err = err
+			l.once.Do(func() { close(l.done) })
+			return
+		}
+		backoff = 0
+		go l.handshake(raw)
+	}
+}
+
+func (l *tlsListener) handshake(raw net.Conn) {
+	snap := l.srv.snap.Load()
+	ec := &edgeConn{CaptureConn: fingerprint.NewCaptureConn(raw, snap.cfg.Fingerprint.CaptureMaxBytes)}
+	tc := stdtls.Server(ec, l.cfg)
+	_ = raw.SetDeadline(time.Now().Add(l.timeout))
+	if err := tc.Handshake(); err != nil {
+		l.srv.term.OnHandshakeError(err)
+		tc.Close()
+		return
+	}
+	_ = raw.SetDeadline(time.Time{})
+	cs := tc.ConnectionState()
+	l.srv.term.OnHandshake(&cs)
+	ec.facts.tls = tls.Facts(&cs)
+	if h, _, err := ec.Hello(); err == nil {
+		ec.facts.fp = fingerprint.Compute(&h, fingerprint.TCP)
+	} else {
+		ec.facts.fpErr = err
+	}
+	ec.Release()
+	select {
+	case l.ready <- tc:
+	case <-l.done:
+		tc.Close()
+	}
+}
+
+func (l *tlsListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ready:
+		return c, nil
+	case <-l.done:
+		return nil, l.err
+	}
+}
+
+func (l *tlsListener) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() {
+		l.err = net.ErrClosed
+		close(l.done)
+	})
+	return err
+}
+
+// tcpConnContext attaches the connection's facts to the context of every request on it.
+func tcpConnContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*stdtls.Conn); ok {
+		if ec, ok := tc.NetConn().(*edgeConn); ok {
+			return context.WithValue(ctx, connFactsKey{}, &ec.facts)
+		}
+	}
+	return ctx
+}
+
+// quicHellos carries the fingerprint of a QUIC ClientHello, seen in GetConfigForClient, to the
+// connection it belongs to, found in http3's ConnContext; both know the client's address. Entries
+// are taken once, and stale ones (a handshake that never completed) are swept.
+type quicHellos struct {
+	mu sync.Mutex
+	m  map[netip.AddrPort]quicHello
+}
+
+type quicHello struct {
+	fp   fingerprint.Fingerprints
+	seen time.Time
+}
+
+const quicHelloTTL = 30 * time.Second
+
+func (q *quicHellos) put(addr net.Addr, fp fingerprint.Fingerprints) {
+	ap, ok := addrPort(addr)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.m == nil {
+		q.m = map[netip.AddrPort]quicHello{}
+	}
+	if len(q.m) > 1024 {
+		for k, v := range q.m {
+			if now.Sub(v.seen) > quicHelloTTL {
+				delete(q.m, k)
+			}
+		}
+	}
+	q.m[ap] = quicHello{fp: fp, seen: now}
+}
+
+func (q *quicHellos) take(addr net.Addr) (fingerprint.Fingerprints, bool) {
+	ap, ok := addrPort(addr)
+	if !ok {
+		return fingerprint.Fingerprints{}, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h, ok := q.m[ap]
+	delete(q.m, ap)
+	return h.fp, ok
+}
+
+func addrPort(a net.Addr) (netip.AddrPort, bool) {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		return v.AddrPort(), true
+	case *net.TCPAddr:
+		return v.AddrPort(), true
+	}
+	if a == nil {
+		return netip.AddrPort{}, false
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	return ap, err == nil
+}
+
+// onClientHello is the Terminator's hook: for QUIC connections (crypto/tls's QUIC API gives no raw
+// record bytes) the fingerprint is computed from the ClientHelloInfo, extensions in wire order.
+func (s *Server) onClientHello(chi *stdtls.ClientHelloInfo) {
+	if chi.Conn == nil {
+		return
+	}
+	if _, isTCP := chi.Conn.(*edgeConn); isTCP {
+		return
+	}
+	if _, isTCP := chi.Conn.LocalAddr().(*net.TCPAddr); isTCP {
+		return
+	}
+	h := fingerprint.FromClientHelloInfo(chi)
+	s.quicHellos.put(chi.Conn.RemoteAddr(), fingerprint.Compute(&h, fingerprint.QUIC))
+}
