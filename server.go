@@ -156,7 +156,6 @@ func (s *Server) Start() error {
 		ln := bound[sp.name]
 		srv := s.httpServer(sp.handler)
 		if sp.tls {
-			srv.TLSConfig = s.tlsCfg
 			srv.ConnContext = tcpConnContext
 			ln = newTLSListener(ln, s, s.tlsCfg, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
 		}
