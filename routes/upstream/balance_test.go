@@ -16,7 +16,7 @@ func TestSmoothSchedule(t *testing.T) {
 		{[]int{1}, []uint8{0}},
 		{[]int{1, 1, 1}, []uint8{0, 1, 2}},
 		{[]int{5, 1, 1}, []uint8{0, 0, 1, 0, 2, 0, 0}}, // nginx's smooth sequence a a b a c a a
-		{[]int{2, 4}, []uint8{1, 0, 1}},               // reduced by the gcd
+		{[]int{2, 4}, []uint8{1, 0, 1}},                // reduced by the gcd
 	}
 	for _, tc := range tests {
 		if got := smoothSchedule(tc.weights); !slices.Equal(got, tc.want) {
