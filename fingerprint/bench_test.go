@@ -40,6 +40,13 @@ func TestAllocBudget(t *testing.T) {
 	}{
 		{"chrome", benchHello(t)},
 		{"go", captureHello(t, goClient(&stdtls.Config{ServerName: "example.com"})).msg},
+		{"many extensions", func() []byte {
+			var e []ext
+			for i := 0; i < 400; i++ {
+				e = append(e, ext{uint16(0x1000 + i), nil})
+			}
+			return helloBuilder{version: 0x0303, suites: []uint16{0x1301}, exts: e}.msg()
+		}()},
 		{"many ciphers", func() []byte {
 			var s []uint16
 			for i := 0; i < 500; i++ {

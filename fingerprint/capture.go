@@ -66,22 +66,24 @@ func (c *CaptureConn) Read(p []byte) (int, error) {
 func (c *CaptureConn) record(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.buf)+len(p) > c.max {
+	over := len(c.buf)+len(p) > c.max
+	if over {
 		// Keep what fits: the hello may still complete inside the bound.
 		p = p[:c.max-len(c.buf)]
-		c.buf = append(c.buf, p...)
-		c.finish(c.scan())
-		if !c.ok && c.err == nil {
-			c.finish(ErrCaptureLimit)
-		}
-		return
 	}
-	if c.buf == nil {
-		c.buf = make([]byte, 0, min(c.max, max(len(p), 2048)))
+	if need := len(c.buf) + len(p); need > cap(c.buf) {
+		// Grow by doubling from 2 KiB, never past the bound.
+		nb := make([]byte, len(c.buf), min(c.max, max(need, 2*cap(c.buf), 2048)))
+		copy(nb, c.buf)
+		c.buf = nb
 	}
 	c.buf = append(c.buf, p...)
-	if err := c.scan(); err != nil || c.ok {
+	err := c.scan()
+	switch {
+	case err != nil || c.ok:
 		c.finish(err)
+	case over:
+		c.finish(ErrCaptureLimit)
 	}
 }
 

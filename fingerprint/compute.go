@@ -38,10 +38,12 @@ type Fingerprints struct {
 // array: Compute allocates twice (the build buffer and the string).
 func Compute(h *Hello, transport Transport) Fingerprints {
 	quic := transport == QUIC
-	// Rough upper bound: the raw forms repeat each list entry as 5 bytes,
-	// JA3 as at most 6 bytes per entry.
-	n := 2*(len(h.CipherSuites)*3+len(h.Extensions)+len(h.SignatureAlgorithms)*3) +
-		len(h.CipherSuites)*3 + len(h.SupportedGroups)*3 + len(h.PointFormats)*4 + 256
+	// Upper bound of the output: a cipher suite (2 wire bytes) prints as up
+	// to 6 bytes in JA3 and 5 in each raw JA4 form, an extension (4 or more
+	// wire bytes) likewise, a signature algorithm 5 in each raw form, a
+	// group 6, a point format 4; hashes and part a fit in the constant.
+	n := 8*len(h.CipherSuites) + 4*len(h.Extensions) + 5*len(h.SignatureAlgorithms) +
+		3*len(h.SupportedGroups) + 4*len(h.PointFormats) + 256
 	buf := make([]byte, 0, n)
 
 	var ends [6]int

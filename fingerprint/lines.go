@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 )
 
 // MaxLineBytes bounds one input line of RunLines; a longer line yields an
@@ -34,7 +35,7 @@ type lineOut struct {
 }
 
 // RunLines is the body of `edge fingerprint`. It reads JSON lines, each with
-// "id", "transport" ("tcp" or "quic", default "tcp") and either
+// "id", "transport" ("tcp" or "quic", any case, default "tcp") and either
 // "handshake_hex" (the ClientHello handshake message with its 4-byte header)
 // or "record_hex" (the TLS records carrying it; when both are present
 // handshake_hex is used, other fields are ignored), and writes exactly one JSON
@@ -147,10 +148,10 @@ func processLine(line []byte) (o lineOut) {
 
 func fingerprintLine(in *lineIn) (Fingerprints, error) {
 	var tr Transport
-	switch in.Transport {
-	case "tcp", "":
+	switch {
+	case in.Transport == "" || strings.EqualFold(in.Transport, "tcp"):
 		tr = TCP
-	case "quic":
+	case strings.EqualFold(in.Transport, "quic"):
 		tr = QUIC
 	default:
 		return Fingerprints{}, errors.New(`fingerprint: transport must be "tcp" or "quic"`)

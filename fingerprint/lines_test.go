@@ -106,6 +106,7 @@ func TestRunLinesErrors(t *testing.T) {
 		long,
 		`{"id":"q","transport":"quic","handshake_hex":"` + hexOf(specHello().msg()) + `"}`,
 		`[1,2]`,
+		`{"id":"Q","transport":"QUIC","handshake_hex":"` + hexOf(specHello().msg()) + `"}`,
 		good,
 	}, "\n") // no final newline: the last line still counts
 	out := runLines(t, in)
@@ -113,7 +114,7 @@ func TestRunLinesErrors(t *testing.T) {
 		id  any
 		err bool
 	}{{"ok", false}, {nil, true}, {nil, true}, {7.0, true}, {"x", true}, {"short", true}, {"rec", true},
-		{"none", true}, {"long", true}, {"q", false}, {nil, true}, {"ok", false}}
+		{"none", true}, {"long", true}, {"q", false}, {nil, true}, {"Q", false}, {"ok", false}}
 	if len(out) != len(want) {
 		t.Fatalf("got %d lines, want %d", len(out), len(want))
 	}
