@@ -91,3 +91,47 @@ func BenchmarkServerHandshake(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFullHandshake measures one complete TLS 1.3 handshake, client
+// and server both in this process over net.Pipe, per group: the cost a
+// load generator on the same machine would see. x_x25519 as above.
+func BenchmarkFullHandshake(b *testing.B) {
+	ca := newTestCA(b)
+	cf, _ := ca.writePair(b, b.TempDir(), "bench", leafOpts{names: []string{"bench.test"}})
+	cfg := DefaultConfig()
+	cfg.Certificates = []CertificateFiles{cf}
+	term := newTestTerminator(b, cfg)
+	srv := term.ServerConfig([]string{"h2", "http/1.1"})
+	var baseline float64
+	for _, g := range []stdtls.CurveID{stdtls.X25519, stdtls.X25519MLKEM768, stdtls.SecP256r1MLKEM768, stdtls.SecP384r1MLKEM1024, stdtls.CurveP256} {
+		cli := &stdtls.Config{ServerName: "bench.test", RootCAs: ca.pool, CurvePreferences: []stdtls.CurveID{g}}
+		b.Run(GroupName(g), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				cc, sc := net.Pipe()
+				done := make(chan error, 1)
+				go func() {
+					s := stdtls.Server(sc, srv)
+					done <- s.Handshake()
+				}()
+				c := stdtls.Client(cc, cli)
+				if err := c.Handshake(); err != nil {
+					b.Fatal(err)
+				}
+				if c.ConnectionState().CurveID != g {
+					b.Fatalf("got group %v, want %v", c.ConnectionState().CurveID, g)
+				}
+				cc.Close()
+				<-done
+				sc.Close()
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if g == stdtls.X25519 {
+				baseline = ns
+			}
+			if baseline > 0 {
+				b.ReportMetric(ns/baseline, "x_x25519")
+			}
+		})
+	}
+}

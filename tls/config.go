@@ -225,6 +225,21 @@ func (c *Config) Covers(host string) bool {
 	return err == nil && s.covers(host)
 }
 
+// Uncovered returns the hosts that no configured certificate covers (the
+// default fallback does not count), loading the certificates once. The root
+// turns each into a --validate warning for the route that names it.
+func (c *Config) Uncovered(hosts []string) []string {
+	entries, _, _ := c.loadCertificates(time.Now())
+	s, err := newCertStore(entries, "")
+	var out []string
+	for _, h := range hosts {
+		if err != nil || !s.covers(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // trimPkg drops the "tls: " prefix when an error is embedded in a
 // Validate message that already names its key.
 func trimPkg(s string) string {

@@ -5,6 +5,7 @@ import (
 	stdtls "crypto/tls"
 	"crypto/x509"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -132,6 +133,10 @@ func TestCovers(t *testing.T) {
 		if got := cfg.Covers(tc.host); got != tc.want {
 			t.Errorf("Config.Covers(%q): got %v, want %v", tc.host, got, tc.want)
 		}
+	}
+	got := cfg.Uncovered([]string{"www.example.com", "nothing.test", "x.example.com", "example.com"})
+	if want := []string{"nothing.test", "example.com"}; !slices.Equal(got, want) {
+		t.Errorf("Uncovered: got %q, want %q", got, want)
 	}
 }
 
