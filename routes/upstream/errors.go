@@ -28,6 +28,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Server == "" {
+		return "upstream: backend " + e.Backend + ": " + e.Err.Error()
+	}
 	return "upstream: backend " + e.Backend + " server " + e.Server + ": " + e.Err.Error()
 }
 

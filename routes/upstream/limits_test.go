@@ -176,3 +176,40 @@ func TestUpgradePassthrough(t *testing.T) {
 		t.Errorf("in flight = %d, want 0", got)
 	}
 }
+
+// TestCloseLetsInFlightFinish: Close during a streaming response does not cut it, and the
+// server's connections close once it ends.
+func TestCloseLetsInFlightFinish(t *testing.T) {
+	for _, proto := range []string{ProtoH1, ProtoH2, ProtoH3} {
+		t.Run(proto, func(t *testing.T) {
+			next := make(chan struct{})
+			o := startOrigin(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte("first"))
+				w.(http.Flusher).Flush()
+				select {
+				case <-next:
+				case <-r.Context().Done():
+					return
+				}
+				_, _ = w.Write([]byte("second"))
+			}), false)
+			p := mustPool(t, testConfig(proto, o.addr), options{})
+			req, _ := http.NewRequest("GET", "http://x/", nil)
+			resp, err := p.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 5)
+			if _, err := io.ReadFull(resp.Body, buf); err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+			close(next)
+			rest, err := io.ReadAll(resp.Body)
+			if err != nil || string(rest) != "second" {
+				t.Fatalf("after Close: %q, %v; want second", rest, err)
+			}
+			resp.Body.Close()
+		})
+	}
+}

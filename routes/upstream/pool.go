@@ -33,6 +33,7 @@ type Pool struct {
 	healthDone sync.WaitGroup
 	probe      func(ctx context.Context, s *server) bool
 	closeOnce  sync.Once
+	closed     atomic.Bool
 }
 
 // server is one origin server with its transport and counters.
@@ -44,7 +45,7 @@ type server struct {
 
 	rt        http.RoundTripper
 	closeIdle func()
-	close     func()
+	pool      *Pool
 
 	inflight     atomic.Int64
 	requests     atomic.Uint64
@@ -106,8 +107,8 @@ func newPool(name string, cfg BackendConfig, log *slog.Logger, o options) (*Pool
 		if err != nil {
 			return nil, errors.New("upstream: backend " + name + ": tls: " + err.Error())
 		}
-		s := &server{addr: sc.Address, weight: sc.Weight, bit: 1 << i, seed: mix64(fnv64(sc.Address))}
-		s.rt, s.closeIdle, s.close = newTransport(&c, tc, s, o.dial)
+		s := &server{addr: sc.Address, weight: sc.Weight, bit: 1 << i, seed: mix64(fnv64(sc.Address)), pool: p}
+		s.rt, s.closeIdle = newTransport(&c, tc, s, o.dial)
 		if c.Protocol == ProtoH3 {
 			s.rt = &headerTimeout{rt: s.rt, d: ms(c.ResponseHeaderTimeoutMS)}
 		}
@@ -131,16 +132,24 @@ func newPool(name string, cfg BackendConfig, log *slog.Logger, o options) (*Pool
 // Name returns the backend name.
 func (p *Pool) Name() string { return p.name }
 
-// Close stops health checks and closes idle connections (and the QUIC transports). Requests in
-// flight finish.
+// Close stops health checks and closes idle connections. Requests in flight finish (a reload
+// closes the old pool while it still streams responses); each server's connections are closed
+// when its last in-flight request ends. RoundTrip keeps working after Close for requests that
+// picked the old pool, at the cost of new connections.
 func (p *Pool) Close() {
 	p.closeOnce.Do(func() {
+		p.closed.Store(true)
 		if p.healthStop != nil {
 			p.healthStop()
 			p.healthDone.Wait()
 		}
 		for _, s := range p.servers {
-			s.close()
+			// quic-go counts a stream idle once its headers arrived, so closing "idle"
+			// connections under a streaming body would cut it; servers still busy close
+			// theirs when the last body ends (trackedBody.finish).
+			if s.inflight.Load() == 0 {
+				s.closeIdle()
+			}
 		}
 	})
 }
@@ -271,7 +280,9 @@ func (b *trackedBody) Close() error {
 
 func (b *trackedBody) finish() {
 	if b.done.CompareAndSwap(false, true) {
-		b.s.inflight.Add(-1)
+		if b.s.inflight.Add(-1) == 0 && b.s.pool.closed.Load() {
+			b.s.closeIdle()
+		}
 	}
 }
 

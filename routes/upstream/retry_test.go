@@ -178,3 +178,65 @@ func TestIdleTimeout(t *testing.T) {
 		}
 	})
 }
+
+// resetOrigin accepts TCP connections, reads the request head and closes the connection without
+// a response (a crashed or restarting origin).
+func resetOrigin(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 1024)
+			_, _ = c.Read(buf)
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // RST instead of FIN
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestRetryAfterReset: a connection reset before any response byte is retried for GET on the
+// next server, and is not for POST.
+func TestRetryAfterReset(t *testing.T) {
+	live := countingOrigins(t, 1)[0]
+	for _, tc := range []struct {
+		method string
+		wantOK bool
+	}{{"GET", true}, {"POST", false}} {
+		t.Run(tc.method, func(t *testing.T) {
+			p := mustPool(t, testConfig(ProtoH1, resetOrigin(t), live), options{})
+			resp, _, err := do(t, p, tc.method, "/", nil)
+			if ok := err == nil && resp.StatusCode == 200; ok != tc.wantOK {
+				t.Fatalf("got err %v, want ok=%v", err, tc.wantOK)
+			}
+			if err != nil && StatusFor(err) != http.StatusBadGateway {
+				t.Errorf("StatusFor(%v) = %d, want 502", err, StatusFor(err))
+			}
+		})
+	}
+}
+
+// TestProtocolMismatch: an h2 backend whose server only offers HTTP/1.1 fails (502) rather than
+// silently speaking another protocol.
+func TestProtocolMismatch(t *testing.T) {
+	o := startOrigin(t, ProtoH1TLS, echoHandler(), false)
+	cfg := testConfig(ProtoH2, o.addr)
+	cfg.MaxAttempts = 1
+	p := mustPool(t, cfg, options{})
+	resp, _, err := do(t, p, "GET", "/", nil)
+	if err == nil {
+		t.Fatalf("h2 pool against an HTTP/1.1-only origin: got %s response, want an error", resp.Proto)
+	}
+	if StatusFor(err) != http.StatusBadGateway {
+		t.Errorf("StatusFor(%v) = %d, want 502", err, StatusFor(err))
+	}
+}

@@ -25,7 +25,7 @@ type ServerStats struct {
 	ConsecutiveFails int
 	// Ejections counts passive ejections.
 	Ejections uint64
-	// OpenConns is the number of open TCP connections (h1, h1-tls, h2, h2c).
+	// OpenConns is the number of open connections (TCP, or QUIC for h3).
 	OpenConns int64
 	// Dials counts connection attempts (TCP or QUIC).
 	Dials uint64

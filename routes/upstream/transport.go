@@ -16,8 +16,9 @@ import (
 // dialFunc dials TCP; tests replace it.
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// newTransport builds the RoundTripper for one server and the function that releases it.
-func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) (http.RoundTripper, func(), func()) {
+// newTransport builds the RoundTripper for one server and the function that closes its idle
+// connections.
+func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) (http.RoundTripper, func()) {
 	connect := ms(cfg.ConnectTimeoutMS)
 	if cfg.Protocol == ProtoH3 {
 		t := &http3.Transport{
@@ -36,10 +37,17 @@ func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) 
 				if err != nil {
 					return nil, classifyDial(err)
 				}
+				s.conns.Add(1)
+				go func() {
+					<-c.Context().Done()
+					s.conns.Add(-1)
+				}()
 				return c, nil
 			},
 		}
-		return t, t.CloseIdleConnections, func() { _ = t.Close() }
+		// Close is never called: it would cut requests in flight; each QUIC connection owns its
+		// UDP socket (quic.DialAddr) and ends with CloseIdleConnections or its idle timeout.
+		return t, t.CloseIdleConnections
 	}
 
 	if dial == nil {
@@ -83,7 +91,7 @@ func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) 
 	case ProtoH2C:
 		t.Protocols.SetUnencryptedHTTP2(true)
 	}
-	return t, t.CloseIdleConnections, t.CloseIdleConnections
+	return t, t.CloseIdleConnections
 }
 
 // classifyDial wraps a dial error so the pool knows the request was not sent and maps a timeout
