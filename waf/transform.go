@@ -210,9 +210,8 @@ func removeBackslash(dst, src []byte) []byte {
 }
 
 // cmdLine normalises a shell command line for matching: it deletes the
-// characters shells ignore inside words (\ ' " ^), turns "," and ";" separated
-// runs of whitespace into single spaces, removes spaces before "/" and "(",
-// and lower-cases.
+// characters shells ignore inside words (\ ' " ^), turns runs of whitespace
+// and commas into single spaces, removes spaces before "(", and lower-cases.
 func cmdLine(dst, src []byte) []byte {
 	space := false
 	for _, c := range src {
@@ -222,7 +221,7 @@ func cmdLine(dst, src []byte) []byte {
 		case isSpace(c) || c == ',':
 			space = true
 			continue
-		case c == '/' || c == '(':
+		case c == '(':
 			space = false
 		}
 		if space {
