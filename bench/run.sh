@@ -37,13 +37,22 @@ cd "$repo"
 echo "bench: building edge and the bench clients" >&2
 if [ -n "${EDGE_BIN:-}" ]; then
   edge="$EDGE_BIN"
-else
-  go build -o "$bin/edge" ./cmd/edge
+  source="binary given as EDGE_BIN=$EDGE_BIN"
+elif go build -o "$bin/edge" ./cmd/edge 2>"$bin/build.log"; then
   edge="$bin/edge"
+  source="built from the work tree"
+else
+  echo "bench: the work tree does not build (see $bin/build.log); building edge from the committed HEAD instead" >&2
+  tmp=$(mktemp -d)
+  git archive HEAD | tar -x -C "$tmp"
+  (cd "$tmp" && go build -o "$bin/edge" ./cmd/edge)
+  rm -rf "$tmp"
+  edge="$bin/edge"
+  source="built from the committed HEAD (the work tree did not build)"
 fi
 go build -o "$bin/h3load" ./bench/cmd/h3load
 go build -o "$bin/hsload" ./bench/cmd/hsload
 go build -o "$bin/benchrun" ./bench/cmd/benchrun
 cd "$here"
 exec "$bin/benchrun" -mode "$mode" -repo "$repo" -out "$here/results" \
-  -edge "$edge" -h3load "$bin/h3load" -hsload "$bin/hsload" "$@"
+  -edge "$edge" -edge-source "$source" -h3load "$bin/h3load" -hsload "$bin/hsload" "$@"

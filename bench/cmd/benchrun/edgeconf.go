@@ -119,10 +119,18 @@ func validateEdge(edgeBin, path, doc string) string {
 	if err := cmd.Run(); err == nil {
 		return ""
 	}
+	var first string
 	for _, line := range strings.Split(buf.String(), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(strings.ToLower(line), "warn") {
+		line = strings.TrimSpace(line)
+		if strings.Contains(line, "error:") {
 			return line
 		}
+		if first == "" && line != "" && !strings.Contains(line, "warning:") {
+			first = line
+		}
 	}
-	return "invalid (no message)"
+	if first == "" {
+		first = "invalid (no message)"
+	}
+	return first
 }

@@ -73,7 +73,7 @@ func (b *bench) syscallsPerReq(round int, a *arm, c cell) (extraSample, error) {
 		return extraSample{}, err
 	}
 	time.Sleep(300 * time.Millisecond)
-	res, err := runLoad(b, a, c, loadSpec{n: 10000})
+	res, err := runLoad(b, a, c, loadSpec{dur: b.dur})
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 	if err != nil {
@@ -108,6 +108,7 @@ func (b *bench) syscallsPerReq(round int, a *arm, c cell) (extraSample, error) {
 type profile struct {
 	Arm  string   `json:"arm"`
 	Cell string   `json:"cell"`
+	DSOs []string `json:"by_object"` // share of samples per binary (edge, kernel, libc)
 	Top  []string `json:"top"`
 }
 
@@ -144,6 +145,14 @@ func (b *bench) profile() {
 			continue
 		}
 		p := profile{Arm: a.name, Cell: c.key()}
+		if dso, err := exec.Command("perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "dso").Output(); err == nil {
+			for _, line := range strings.Split(string(dso), "\n") {
+				f := strings.Fields(line)
+				if len(f) == 2 && strings.HasSuffix(f[0], "%") {
+					p.DSOs = append(p.DSOs, f[0]+" "+f[1])
+				}
+			}
+		}
 		for _, line := range strings.Split(string(out), "\n") {
 			if m := perfTopRE.FindStringSubmatch(line); m != nil && len(p.Top) < 15 {
 				sym := strings.TrimSpace(trailingDashRE.ReplaceAllString(m[3], ""))

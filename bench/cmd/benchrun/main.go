@@ -36,6 +36,7 @@ type bench struct {
 	edgeBin               string
 	h3load                string
 	hsload                string
+	edgeSource            string // how the edge binary was obtained
 	rounds                int
 	dur                   time.Duration
 	hsDur                 time.Duration
@@ -76,6 +77,7 @@ func main() {
 	flag.StringVar(&b.edgeBin, "edge", "", "edge binary")
 	flag.StringVar(&b.h3load, "h3load", "", "h3load binary")
 	flag.StringVar(&b.hsload, "hsload", "", "hsload binary")
+	flag.StringVar(&b.edgeSource, "edge-source", "", "how the edge binary was obtained (shown in latest.md)")
 	rounds := flag.Int("rounds", 0, "rounds (0: 3 quick, 5 full)")
 	hsDur := flag.Duration("hs-d", 0, "run time per handshake target (0: 1.5s quick, 3s full)")
 	dur := flag.Duration("d", 0, "run time per arm and cell (0: 2s quick, 5s full)")

@@ -23,9 +23,57 @@ var clockTicks = func() float64 {
 	return 100
 }()
 
-// cpuSeconds returns utime+stime of the whole process pid (all threads) from
-// /proc/PID/stat (proc(5) fields 14 and 15), in seconds.
+// cpuSeconds returns the CPU time of the whole process pid in seconds: the
+// sum over its threads of the nanosecond on-CPU time in
+// /proc/PID/task/TID/schedstat, or, where schedstat is missing,
+// utime+stime from /proc/PID/stat, which counts in clock ticks (10 ms)
+// and so is too coarse when a busy box gives the proxy little CPU.
 func cpuSeconds(pid int) (float64, error) {
+	run, _, err := schedTimes(pid)
+	if err == nil {
+		return run, nil
+	}
+	return statSeconds(pid)
+}
+
+// schedTimes sums the first two fields of every thread's schedstat: time
+// on a CPU and time spent runnable but waiting for one, in seconds. Threads
+// that exited between two readings are not counted (nginx and HAProxy run
+// one thread here; Go keeps its threads).
+func schedTimes(pid int) (run, wait float64, err error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		b, err := os.ReadFile(dir + "/" + e.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		r, err1 := strconv.ParseFloat(f[0], 64)
+		w, err2 := strconv.ParseFloat(f[1], 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		run += r / 1e9
+		wait += w / 1e9
+		n++
+	}
+	if n == 0 {
+		return 0, 0, fmt.Errorf("benchrun: no schedstat for pid %d", pid)
+	}
+	return run, wait, nil
+}
+
+// statSeconds returns utime+stime of the whole process pid (all threads)
+// from /proc/PID/stat (proc(5) fields 14 and 15), in seconds.
+func statSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err

@@ -116,10 +116,10 @@ func (b *bench) writeResults() error {
 		return err
 	}
 	var csv strings.Builder
-	csv.WriteString("kind,round,arm,cell,requests,non2xx,errors,proxy_cpu_s,generator_cpu_s,origin_cpu_s,wall_s,proxy_us_per_req,rss_kib,peak_rss_kib\n")
+	csv.WriteString("kind,round,arm,cell,requests,non2xx,errors,proxy_cpu_s,proxy_runqueue_wait_s,generator_cpu_s,origin_cpu_s,wall_s,proxy_us_per_req,rss_kib,peak_rss_kib\n")
 	for _, s := range b.samples {
-		fmt.Fprintf(&csv, "%s,%d,%s,%s,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.2f,%d,%d\n", s.Kind, s.Round+1, s.Arm, s.Cell, s.Requests,
-			s.Non2xx, s.Errors, s.ProxyCPU, s.GenCPU, s.OriginCPU, s.Wall, s.usPerReq(), s.RSSKB, s.HWMKB)
+		fmt.Fprintf(&csv, "%s,%d,%s,%s,%d,%d,%d,%.4f,%.4f,%.4f,%.4f,%.3f,%.2f,%d,%d\n", s.Kind, s.Round+1, s.Arm, s.Cell, s.Requests,
+			s.Non2xx, s.Errors, s.ProxyCPU, s.ProxyWait, s.GenCPU, s.OriginCPU, s.Wall, s.usPerReq(), s.RSSKB, s.HWMKB)
 	}
 	if err := os.WriteFile(filepath.Join(b.out, "latest-samples.csv"), []byte(csv.String()), 0o644); err != nil {
 		return err
@@ -139,6 +139,9 @@ func (b *bench) markdown() string {
 	p("")
 	p("| | |\n|---|---|")
 	p("| commit | `%s` |", b.commit())
+	if b.edgeSource != "" {
+		p("| edge binary | %s |", b.edgeSource)
+	}
 	p("| date | %s |", b.started.Format("2006-01-02 15:04 UTC"))
 	p("| machine | %s |", machine())
 	p("| mode | %s: %d rounds, %v per arm and cell, %d connections (H2/H3: %d streams each), handshakes %v per target |", b.mode, b.rounds, b.dur, loadConns, loadStreams, b.hsDur)
@@ -286,27 +289,29 @@ func (b *bench) ratioTable(p func(string, ...any), kind, title string, cells []c
 // loadTable shows that neither the generator nor the origin was the
 // ceiling: CPU utilisation of proxy, generator and origin (median %).
 func (b *bench) loadTable(p func(string, ...any)) {
-	p("## Who was busy: proxy / generator / origin CPU, %% of one CPU (median over rounds)")
+	p("## Who was busy: proxy (runqueue wait) / generator / origin CPU, %% of one CPU; median over rounds")
 	p("")
-	p("CPU 1 holds both the generator and the origin: their sum near 100 %% means CPU 1, not the proxy, set the pace (the per-request figures stay valid; the proxy then ran below saturation).")
+	p("CPU 1 holds both the generator and the origin: their sum near 100 %% means CPU 1, not the proxy, set the pace (the per-request figures stay valid; the proxy then ran below saturation). The proxy's runqueue wait is time it was ready to run but another process held CPU 0: high values mean the box was shared. Requests is the median number completed per run.")
 	p("")
 	p("| cell | %s |\n|---|---:|---:|---:|---:|---:|", b.armLabels())
 	for _, c := range b.cells {
 		row := "| " + c.String() + " |"
 		for _, a := range b.arms {
-			var pr, ge, or []float64
+			var pr, wt, ge, or, rq []float64
 			for r := 0; r < b.rounds; r++ {
 				if s, ok := b.find("closed", a.name, c.key(), r); ok {
 					pr = append(pr, 100*s.ProxyCPU/s.Wall)
+					wt = append(wt, 100*s.ProxyWait/s.Wall)
 					ge = append(ge, 100*s.GenCPU/s.Wall)
 					or = append(or, 100*s.OriginCPU/s.Wall)
+					rq = append(rq, float64(s.Requests))
 				}
 			}
 			if len(pr) == 0 {
 				row += " — |"
 				continue
 			}
-			row += fmt.Sprintf(" %.0f / %.0f / %.0f |", median(pr), median(ge), median(or))
+			row += fmt.Sprintf(" %.0f (%.0f) / %.0f / %.0f; %.0f req |", median(pr), median(wt), median(ge), median(or), median(rq))
 		}
 		p("%s", row)
 	}
@@ -414,7 +419,7 @@ func (b *bench) profileSection(p func(string, ...any)) {
 		return
 	}
 	for _, pr := range b.profiles {
-		p("**%s** (%s)", pr.Cell, b.label(pr.Arm))
+		p("**%s** (%s): by object %s", pr.Cell, b.label(pr.Arm), strings.Join(pr.DSOs, ", "))
 		p("")
 		p("```")
 		for _, t := range pr.Top {
