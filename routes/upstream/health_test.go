@@ -203,3 +203,33 @@ func TestHTTPProbe(t *testing.T) {
 		t.Errorf("checkOnce with 500: server up, want down")
 	}
 }
+
+// TestHTTPProbeProtocols: the probe goes over the server's own protocol.
+func TestHTTPProbeProtocols(t *testing.T) {
+	for _, proto := range allProtocols {
+		t.Run(proto, func(t *testing.T) {
+			var status atomic.Int32
+			var sawProto atomic.Value
+			o := startOrigin(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				sawProto.Store(r.Proto)
+				w.WriteHeader(int(status.Load()))
+			}), false)
+			cfg := testConfig(proto, o.addr)
+			cfg.Health.Path = "/healthz"
+			cfg.Health.IntervalMS = 600_000
+			p := mustPool(t, cfg, options{})
+			for _, tc := range []struct {
+				status int32
+				want   bool
+			}{{200, true}, {503, false}} {
+				status.Store(tc.status)
+				if got := p.probe(context.Background(), p.servers[0]); got != tc.want {
+					t.Errorf("probe with status %d = %v, want %v", tc.status, got, tc.want)
+				}
+			}
+			if got := sawProto.Load(); got != wantProto[proto] {
+				t.Errorf("probe arrived as %v, want %s", got, wantProto[proto])
+			}
+		})
+	}
+}

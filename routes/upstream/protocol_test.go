@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -56,8 +57,8 @@ func TestProtocolsBodies(t *testing.T) {
 				t.Errorf("origin accepted %d connections for 6 sequential requests, want 1 (reuse)", got)
 			}
 			st := p.Stats().Servers[0]
-			if st.Requests != 6 || st.InFlight != 0 || st.Errors != 0 || st.Dials != 1 {
-				t.Errorf("stats = %+v, want 6 requests, 0 in flight, 0 errors, 1 dial", st)
+			if st.Requests != 6 || st.InFlight != 0 || st.Errors != 0 || st.Dials != 1 || st.OpenConns != 1 {
+				t.Errorf("stats = %+v, want 6 requests, 0 in flight, 0 errors, 1 dial, 1 open connection", st)
 			}
 		})
 	}
@@ -138,6 +139,45 @@ func TestTrailers(t *testing.T) {
 			if got := resp.Trailer.Get("X-Req-Trailer"); got != "sent" {
 				t.Errorf("request trailer seen by origin = %q, want sent", got)
 			}
+		})
+	}
+}
+
+// TestBidiStreaming: over HTTP/2, h2c and HTTP/3 the request body streams too: the origin answers
+// each request chunk before the next is written, as gRPC bidirectional streams need.
+func TestBidiStreaming(t *testing.T) {
+	for _, proto := range []string{ProtoH2, ProtoH2C, ProtoH3} {
+		t.Run(proto, func(t *testing.T) {
+			o := startOrigin(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(200)
+				w.(http.Flusher).Flush()
+				buf := make([]byte, 4)
+				for {
+					if _, err := io.ReadFull(r.Body, buf); err != nil {
+						return
+					}
+					_, _ = w.Write(bytes.ToUpper(buf))
+					w.(http.Flusher).Flush()
+				}
+			}), false)
+			p := mustPool(t, testConfig(proto, o.addr), options{})
+			pr, pw := io.Pipe()
+			req, _ := http.NewRequest("POST", "http://x/", pr)
+			resp, err := p.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			for _, msg := range []string{"ping", "pong", "done"} {
+				if _, err := pw.Write([]byte(msg)); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]byte, 4)
+				if _, err := io.ReadFull(resp.Body, got); err != nil || string(got) != strings.ToUpper(msg) {
+					t.Fatalf("echo of %q = %q, %v", msg, got, err)
+				}
+			}
+			pw.Close()
 		})
 	}
 }
