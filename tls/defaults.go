@@ -42,6 +42,9 @@ const (
 	// before it calls Reload, so a writer replacing a certificate and its
 	// key one after the other causes a single reload.
 	WatchDebounce = 250 * time.Millisecond
+	// WatchMaxDelay caps the debounce: a directory that never stops changing
+	// still gets a reload this long after the first relevant event.
+	WatchMaxDelay = 2 * time.Second
 	// ExpiryWarning is how close to its NotAfter a certificate makes
 	// Validate warn.
 	ExpiryWarning = 14 * 24 * time.Hour

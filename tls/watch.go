@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -20,8 +21,10 @@ import (
 // itself would lose after the first replacement.
 //
 // Events are debounced by WatchDebounce: a burst of changes (certificate,
-// then key) causes one Reload once the burst has been quiet that long. The
-// watched set is recomputed after every reload. Reload errors are logged and
+// then key) causes one Reload once the burst has been quiet that long, and
+// at most WatchMaxDelay after its first event. Events for unrelated files in
+// a watched directory are ignored (see relevant). The watched set is
+// recomputed after every reload. Reload errors are logged and
 // counted by Reload; Watch only returns an error when the watcher cannot be
 // started or no directory can be watched.
 func (t *Terminator) Watch(ctx context.Context) error {
@@ -44,6 +47,7 @@ func (t *Terminator) Watch(ctx context.Context) error {
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	var first time.Time // first event of the pending burst; zero when none
 	for {
 		select {
 		case <-ctx.Done():
@@ -52,20 +56,71 @@ func (t *Terminator) Watch(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if ev.Op == fsnotify.Chmod {
+			if ev.Op == fsnotify.Chmod || !t.relevant(ev.Name) {
 				continue
 			}
-			timer.Reset(WatchDebounce)
+			now := time.Now()
+			if first.IsZero() {
+				first = now
+			}
+			timer.Reset(debounceDelay(now, first))
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			t.log.Error("tls: watch", "err", err)
 		case <-timer.C:
+			first = time.Time{}
 			_ = t.Reload() // failures are logged and counted by Reload
 			t.updateWatches(w, watched)
 		}
 	}
+}
+
+// debounceDelay is how long to wait after an event at now, in a burst whose
+// first event was at first: WatchDebounce, but never past WatchMaxDelay
+// after first, however busy the directory is.
+func debounceDelay(now, first time.Time) time.Duration {
+	return min(WatchDebounce, max(0, WatchMaxDelay-now.Sub(first)))
+}
+
+// relevant reports whether a file-system event on name can affect the
+// Terminator: a configured file, a file in cert_dir, a file in a directory a
+// configured symlink resolves into, or a Kubernetes "..data"-style entry.
+// Events for other files sharing a directory with a certificate (for
+// example /etc) are ignored.
+func (t *Terminator) relevant(name string) bool {
+	name = filepath.Clean(name)
+	if strings.HasPrefix(filepath.Base(name), "..") {
+		return true
+	}
+	dir := filepath.Dir(name)
+	if t.cfg.CertDir != "" && dir == filepath.Clean(t.cfg.CertDir) {
+		return true
+	}
+	for _, f := range t.configuredFiles() {
+		f = filepath.Clean(f)
+		if name == f {
+			return true
+		}
+		if r, err := filepath.EvalSymlinks(f); err == nil && r != f && (name == r || dir == filepath.Dir(r)) {
+			return true
+		}
+	}
+	return false
+}
+
+// configuredFiles lists every cert, key, OCSP and ECH key file named in the
+// configuration (not the cert_dir contents).
+func (t *Terminator) configuredFiles() []string {
+	var files []string
+	for _, c := range t.cfg.Certificates {
+		files = append(files, c.CertFile, c.KeyFile)
+		if c.OCSPFile != "" {
+			files = append(files, c.OCSPFile)
+		}
+	}
+	return append(files, t.cfg.ECH.KeyFiles...)
 }
 
 // updateWatches adds watches for directories not yet watched.
@@ -84,14 +139,7 @@ func (t *Terminator) updateWatches(w *fsnotify.Watcher, watched map[string]bool)
 
 // watchDirs lists the directories whose changes can affect the Terminator.
 func (t *Terminator) watchDirs() []string {
-	var files []string
-	for _, c := range t.cfg.Certificates {
-		files = append(files, c.CertFile, c.KeyFile)
-		if c.OCSPFile != "" {
-			files = append(files, c.OCSPFile)
-		}
-	}
-	files = append(files, t.cfg.ECH.KeyFiles...)
+	files := t.configuredFiles()
 	var dirs []string
 	add := func(d string) {
 		for _, x := range dirs {

@@ -117,3 +117,46 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestDebounceDelay(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	for _, tc := range []struct {
+		sinceFirst, want time.Duration
+	}{
+		{0, WatchDebounce},
+		{WatchMaxDelay - WatchDebounce, WatchDebounce},
+		{WatchMaxDelay - 100*time.Millisecond, 100 * time.Millisecond},
+		{WatchMaxDelay, 0},
+		{WatchMaxDelay + time.Hour, 0},
+	} {
+		if got := debounceDelay(t0.Add(tc.sinceFirst), t0); got != tc.want {
+			t.Errorf("debounceDelay(+%v): got %v, want %v", tc.sinceFirst, got, tc.want)
+		}
+	}
+}
+
+func TestWatchRelevant(t *testing.T) {
+	ca := newTestCA(t)
+	dir := t.TempDir()
+	certDir := t.TempDir()
+	cf, _ := ca.writePair(t, dir, "site", leafOpts{names: []string{"a.test"}})
+	cfg := DefaultConfig()
+	cfg.Certificates = []CertificateFiles{cf}
+	cfg.CertDir = certDir
+	term := newTestTerminator(t, cfg)
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{cf.CertFile, true},
+		{cf.KeyFile, true},
+		{filepath.Join(dir, "unrelated.log"), false},
+		{cf.CertFile + ".tmp", false}, // the rename's Create on cf.CertFile triggers instead
+		{filepath.Join(dir, "..data"), true},
+		{filepath.Join(certDir, "new.crt"), true},
+	} {
+		if got := term.relevant(tc.name); got != tc.want {
+			t.Errorf("relevant(%q): got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
