@@ -97,6 +97,12 @@ func TestOnHandshakeError(t *testing.T) {
 	}
 }
 
+func TestGroupSlots(t *testing.T) {
+	if groupSlots != len(knownGroups)+1 {
+		t.Errorf("got groupSlots %d, want len(knownGroups)+1 = %d", groupSlots, len(knownGroups)+1)
+	}
+}
+
 func TestFailureReasonNames(t *testing.T) {
 	seen := map[string]bool{}
 	for r := range failureReasonCount {

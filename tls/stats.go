@@ -69,11 +69,14 @@ func versionSlot(v uint16) int {
 	return 2
 }
 
+// groupSlots indexes the per-group counters: knownGroups, then "unknown".
+const groupSlots = 8
+
 var slotVersions = [versionSlots]uint16{stdtls.VersionTLS13, stdtls.VersionTLS12, 0}
 
 // counters are the Terminator's atomic counters.
 type counters struct {
-	handshakes     [versionSlots][8]atomic.Uint64 // [version][groupIndex]; 8 = len(knownGroups)+1
+	handshakes     [versionSlots][groupSlots]atomic.Uint64 // [versionSlot][groupIndex]
 	failures       [failureReasonCount]atomic.Uint64
 	sni            [sniMatchCount]atomic.Uint64
 	resumed        atomic.Uint64
@@ -115,7 +118,7 @@ type Stats struct {
 	Certificates, ECHKeys int
 }
 
-// Failures returns the count for one reason.
+// Failure returns the count for one reason.
 func (s Stats) Failure(r FailureReason) uint64 {
 	name := r.String()
 	for _, f := range s.Failures {
