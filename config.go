@@ -12,6 +12,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"edge/fingerprint"
+	"edge/routes"
+	"edge/routes/upstream"
 	"edge/tls"
 )
 
@@ -27,13 +29,13 @@ const DefaultConfigName = "(built-in edge.toml)"
 // Config is the whole configuration as decoded from TOML. Units live in key names. Every default is
 // set by [DefaultConfig] (defaults.go); a key absent from the file keeps its default.
 type Config struct {
-	Listen      ListenConfig             `toml:"listen"`
-	Server      ServerConfig             `toml:"server"`
-	Log         LogConfig                `toml:"log"`
-	TLS         tls.Config               `toml:"tls"`
-	Fingerprint fingerprint.Config       `toml:"fingerprint"`
-	Routes      []RouteConfig            `toml:"routes"`
-	Backends    map[string]BackendConfig `toml:"backends"`
+	Listen      ListenConfig                      `toml:"listen"`
+	Server      ServerConfig                      `toml:"server"`
+	Log         LogConfig                         `toml:"log"`
+	TLS         tls.Config                        `toml:"tls"`
+	Fingerprint fingerprint.Config                `toml:"fingerprint"`
+	Routes      []RouteConfig                     `toml:"routes"`
+	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.
@@ -75,6 +77,9 @@ type ServerConfig struct {
 	MaxHeaderBytes int `toml:"max_header_bytes"`
 	// TrustedProxies are CIDRs whose X-Forwarded-For / Forwarded / X-Forwarded-Host are believed.
 	TrustedProxies []string `toml:"trusted_proxies"`
+	// AmbiguousPaths is what happens to a path with an encoded slash, a backslash or an encoded NUL:
+	// "reject" (400) or "preserve" (kept encoded, the same for routing and the backend).
+	AmbiguousPaths routes.PathPolicy `toml:"ambiguous_paths"`
 }
 
 // LogConfig configures logging.
@@ -85,17 +90,10 @@ type LogConfig struct {
 	Level string `toml:"level"`
 }
 
-// RouteConfig is one [[routes]] entry.
+// RouteConfig is one [[routes]] entry: the route table's keys (package routes) plus the references
+// to security policies the root applies.
 type RouteConfig struct {
-	Name       string `toml:"name"`
-	Host       string `toml:"host"`
-	PathPrefix string `toml:"path_prefix"`
-	Backend    string `toml:"backend"`
-}
-
-// BackendConfig is one [backends.NAME] entry.
-type BackendConfig struct {
-	Servers []string `toml:"servers"`
+	routes.Route
 }
 
 // LoadFile reads and decodes the configuration at path, strictly, and validates it. The returned
@@ -206,6 +204,10 @@ func (c *Config) resolvePaths() {
 		c.TLS.ECH.KeyFiles[i] = c.resolve(f)
 	}
 	c.Fingerprint.Database = c.resolve(c.Fingerprint.Database)
+	for name, b := range c.Backends {
+		b.TLS.CAFile, b.TLS.CertFile, b.TLS.KeyFile = c.resolve(b.TLS.CAFile), c.resolve(b.TLS.CertFile), c.resolve(b.TLS.KeyFile)
+		c.Backends[name] = b
+	}
 }
 
 // plainErr strips the Go-internal prefixes of file errors so messages read well.

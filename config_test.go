@@ -37,7 +37,7 @@ https = "127.0.0.1:0"
 http = ""
 admin = ""
 [backends.api]
-servers = ["127.0.0.1:9000"]
+servers = [{ address = "127.0.0.1:9000" }]
 [[routes]]
 name = "a"
 backend = "api"
@@ -59,12 +59,12 @@ backend = "api"
 		{"bad listen port", strings.Replace(base, `https = "127.0.0.1:0"`, `https = "127.0.0.1:99999"`, 1), "listen.https", "port", 3},
 		{"two listeners on one address", strings.Replace(strings.Replace(base, `https = "127.0.0.1:0"`, `https = "127.0.0.1:8443"`, 1), `admin = ""`, `admin = "127.0.0.1:8443"`, 1), "listen.admin", "also used by listen.https", 5},
 		{"bad http mode", strings.Replace(base, `admin = ""`, "admin = \"\"\nhttp_mode = \"upgrade\"", 1), "listen.http_mode", "unknown mode", 6},
-		{"server without port", base + "[backends.b]\nservers = [\"10.0.0.1\"]\n", "backends.b.servers[0]", "want host:port", 0},
-		{"backend without servers", base + "[backends.b]\nservers = []\n", "backends.b.servers", "no servers", 0},
+		{"server without port", base + "[backends.b]\nservers = [{ address = \"10.0.0.1\" }]\n", "backends.b.servers[0].address", "want host:port", 12},
+		{"backend without servers", base + "[backends.b]\nservers = []\n", "backends.b.servers", "at least one server", 12},
 		{"bad trusted proxy", base + "[server]\ntrusted_proxies = [\"10.0.0.0/33\"]\n", "server.trusted_proxies[0]", "bad CIDR", 0},
 		{"zero drain timeout", base + "[server]\ndrain_timeout_ms = 0\n", "server.drain_timeout_ms", "must be > 0", 0},
 		{"bad log level", base + "[log]\nlevel = \"chatty\"\n", "log.level", "unknown level", 0},
-		{"route without name", base + "[[routes]]\nbackend = \"api\"\n", "routes[1].name", "missing route name", 0},
+		{"route without name", base + "[[routes]]\nbackend = \"api\"\n", "routes[1].name", "required", 11},
 		{"syntax error", base + "[[routes]\n", "routes", "expected", 12},
 	}
 	for _, tc := range tests {

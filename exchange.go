@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"edge/fingerprint"
+	"edge/routes"
 )
 
 // exchange is the per-request state of the pipeline: what was decided about the request and why.
@@ -24,6 +25,7 @@ type exchange struct {
 	client    netip.Addr
 	host      string // canonical host
 	path      string // canonical path (escaped form): what routing, security stages, logs and backend see
+	rt        *routes.Compiled
 	route     string
 	backend   string
 	upstream  string // server address the request went to

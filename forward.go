@@ -3,56 +3,44 @@ package edge
 import (
 	"context"
 	"errors"
-	"net"
+	"log/slog"
 	"net/http"
 	"net/http/httputil"
-	"net/url"
-	"os"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
+
+	"edge/routes"
+	"edge/routes/upstream"
 )
 
-// backend is a compiled backend: a pool of servers reached through one pooled HTTP/1.1 transport
-// (keep-alive), and the reverse proxy that streams requests and responses through it.
+// backend is a compiled backend: its upstream pool (servers, connection pools, balancing, health,
+// retries) and the reverse proxy that streams requests and responses through it.
 type backend struct {
-	name      string
-	servers   []string
-	next      atomic.Uint32
-	transport *http.Transport
-	proxy     *httputil.ReverseProxy
-	srv       *Server
+	name  string
+	cfg   upstream.BackendConfig
+	pool  *upstream.Pool
+	proxy *httputil.ReverseProxy
+	srv   *Server
 }
 
-func newBackend(name string, servers []string, s *Server) *backend {
-	b := &backend{name: name, servers: servers, srv: s}
-	b.transport = &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 60 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
+func (s *Server) newBackend(name string, cfg upstream.BackendConfig) (*backend, error) {
+	pool, err := upstream.New(name, cfg, s.log)
+	if err != nil {
+		return nil, err
 	}
+	b := &backend{name: name, cfg: cfg, pool: pool, srv: s}
 	b.proxy = &httputil.ReverseProxy{
-		Rewrite:       b.rewrite,
-		Transport:     b.transport,
-		FlushInterval: -1,
-		ErrorHandler:  b.fail,
-		ErrorLog:      nil,
+		Rewrite:        b.rewrite,
+		Transport:      pool,
+		FlushInterval:  -1,
+		ErrorHandler:   b.fail,
+		ModifyResponse: b.modifyResponse,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	return b
+	return b, nil
 }
 
-func (b *backend) close() { b.transport.CloseIdleConnections() }
-
-func (b *backend) pick() string {
-	if len(b.servers) == 1 {
-		return b.servers[0]
-	}
-	return b.servers[int(b.next.Add(1)-1)%len(b.servers)]
-}
+func (b *backend) close() { b.pool.Close() }
 
 func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
@@ -67,16 +55,15 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 // peer is a trusted proxy.
 func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 	ex := exchangeFrom(pr.In.Context())
-	server := b.pick()
-	ex.upstream = server
+	ex.upstream = b.name
 	out := pr.Out
-	out.URL.Scheme = "http"
-	out.URL.Host = server
-	if p, err := url.PathUnescape(ex.path); err == nil {
-		out.URL.Path = p
-		out.URL.RawPath = ex.path
-	}
+	out.URL.Scheme = "http" // the pool sets the scheme and address of the server it picks
+	out.URL.Host = b.name
+	_ = routes.ApplyPath(out.URL, ex.path)
 	out.Host = pr.In.Host
+	if ex.rt != nil {
+		ex.rt.RequestHeaders.Apply(out.Header)
+	}
 
 	h := out.Header
 	client := ex.client.String()
@@ -120,10 +107,25 @@ func quoteForwarded(v string) string {
 	return v
 }
 
-// fail maps a forwarding error to 502 or 504 in one place, with the request id.
+// modifyResponse applies the route's response header operations to a backend's response.
+func (b *backend) modifyResponse(resp *http.Response) error {
+	ex := exchangeFrom(resp.Request.Context())
+	ex.upStatus = resp.StatusCode
+	if ex.rt != nil {
+		ex.rt.ResponseHeaders.Apply(resp.Header)
+	}
+	return nil
+}
+
+// fail maps a forwarding error to a response in one place, with the request id: 413 when the client's
+// body exceeded the route's limit, else upstream.StatusFor (503 no healthy server, 504 timeouts,
+// 502 otherwise).
 func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	ex := exchangeFrom(r.Context())
+	var tooBig *http.MaxBytesError
 	switch {
+	case errors.As(err, &tooBig):
+		b.srv.deny(w, r, ex, denyBodyTooLarge, "")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away; nobody is left to answer. Log it as such.
 		ex.reason = "client_closed"
@@ -131,20 +133,14 @@ func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 			rec.status = 499
 		}
 		return
-	case isTimeout(err):
-		b.srv.deny(w, r, ex, denyBackendTimeout, err.Error())
 	default:
-		b.srv.deny(w, r, ex, denyBackendDown, err.Error())
+		switch upstream.StatusFor(err) {
+		case http.StatusServiceUnavailable:
+			b.srv.deny(w, r, ex, denyUnavailable, err.Error())
+		case http.StatusGatewayTimeout:
+			b.srv.deny(w, r, ex, denyBackendTimeout, err.Error())
+		default:
+			b.srv.deny(w, r, ex, denyBackendDown, err.Error())
+		}
 	}
-}
-
-func isTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return true
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return true
-	}
-	return errors.Is(err, syscall.ETIMEDOUT)
 }

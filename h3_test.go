@@ -15,7 +15,7 @@ import (
 func h3Client() *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http3.Transport{
 		TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true},
-	}}
+	}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func TestEchoOverHTTP3(t *testing.T) {

@@ -1,13 +1,17 @@
 package edge
 
 import (
+	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
 	"edge/fingerprint"
+	"edge/routes"
 )
 
 // ServeHTTP is the one request pipeline, the same for HTTP/1.1, HTTP/2 and HTTP/3:
@@ -50,15 +54,15 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	ex.trustPeer = snap.trusted(ex.peer)
 	ex.client = ex.peer
 
-	host, ok := canonicalHost(r.Host)
-	if !ok {
+	host, err := routes.CanonicalHost(r.Host)
+	if err != nil {
 		s.deny(w, r, ex, denyBadRequest, "invalid host")
 		return
 	}
 	ex.host = host
-	path, ok := canonicalPath(r.URL.EscapedPath())
-	if !ok {
-		s.deny(w, r, ex, denyBadRequest, "invalid path")
+	path, err := routes.CanonicalPath(r.URL.EscapedPath(), snap.cfg.Server.AmbiguousPaths)
+	if err != nil {
+		s.deny(w, r, ex, denyBadRequest, err.Error())
 		return
 	}
 	ex.path = path
@@ -68,14 +72,58 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 		return
 	}
 
-	rt := snap.match(ex.host, ex.path)
+	rt := snap.table.Match(ex.host, ex.path, r.Method, r.Header.Get)
 	if rt == nil {
 		s.deny(w, r, ex, denyNoRoute, "")
 		return
 	}
-	ex.route = rt.name
-	ex.backend = rt.backend.name
-	rt.backend.serve(w, r.WithContext(withExchange(r.Context(), ex)))
+	ex.rt = rt
+	ex.route = rt.Name
+	switch rt.Action {
+	case routes.ActionRedirect:
+		loc, ok := rt.AppendLocation(nil, ex.host, ex.path, r.URL.RawQuery)
+		if !ok {
+			s.deny(w, r, ex, denyBadRequest, "redirect location")
+			return
+		}
+		rt.ResponseHeaders.Apply(w.Header())
+		w.Header().Set("Location", string(loc))
+		w.WriteHeader(rt.Status)
+	case routes.ActionRespond:
+		h := w.Header()
+		rt.ResponseHeaders.Apply(h)
+		h.Set("Content-Type", rt.ContentType)
+		h.Set("Content-Length", strconv.Itoa(len(rt.Body)))
+		w.WriteHeader(rt.Status)
+		if r.Method != http.MethodHead {
+			_, _ = io.WriteString(w, rt.Body)
+		}
+	default:
+		s.forward(w, r, ex, rt)
+	}
+}
+
+// forward sends the request to the route's backend, within the route's body limit and timeout.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, rt *routes.Compiled) {
+	b := ex.snap.backends[rt.Backend]
+	ex.backend = b.name
+	if rt.MaxBodyBytes > 0 {
+		if r.ContentLength > rt.MaxBodyBytes {
+			s.deny(w, r, ex, denyBodyTooLarge, "")
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			// Also bounds chunked and HTTP/2/3 bodies that declare no length.
+			r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBodyBytes)
+		}
+	}
+	ctx := withExchange(r.Context(), ex)
+	if rt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, rt.Timeout)
+		defer cancel()
+	}
+	b.serve(w, r.WithContext(ctx))
 }
 
 // classify looks the connection's fingerprint up in the database and checks the User-Agent against
@@ -130,62 +178,4 @@ func remoteAddr(s string) netip.Addr {
 	}
 	a, _ := netip.ParseAddr(host)
 	return a.Unmap()
-}
-
-// canonicalHost lower-cases the authority, strips the port and a trailing dot. It reports false for
-// an empty or malformed host.
-func canonicalHost(authority string) (string, bool) {
-	h := authority
-	if strings.HasPrefix(h, "[") {
-		end := strings.IndexByte(h, ']')
-		if end < 0 {
-			return "", false
-		}
-		h = h[:end+1]
-	} else if i := strings.LastIndexByte(h, ':'); i >= 0 {
-		h = h[:i]
-	}
-	h = strings.TrimSuffix(strings.ToLower(h), ".")
-	if h == "" {
-		return "", false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if c <= ' ' || c == '/' || c == '\\' || c == '@' || c >= 0x7f {
-			return "", false
-		}
-	}
-	return h, true
-}
-
-// canonicalPath resolves dot-segments and duplicate slashes. It reports false for a path that is not
-// absolute.
-func canonicalPath(p string) (string, bool) {
-	if p == "" {
-		return "/", true
-	}
-	if p[0] != '/' {
-		return "", false
-	}
-	if !strings.Contains(p, "//") && !strings.Contains(p, "/.") {
-		return p, true
-	}
-	segs := strings.Split(p[1:], "/")
-	out := make([]string, 0, len(segs))
-	for _, s := range segs {
-		switch s {
-		case "", ".":
-		case "..":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-		default:
-			out = append(out, s)
-		}
-	}
-	res := "/" + strings.Join(out, "/")
-	if last := segs[len(segs)-1]; (last == "" || last == "." || last == "..") && res != "/" {
-		res += "/"
-	}
-	return res, true
 }

@@ -42,7 +42,7 @@ func (f *reloadFixture) write(backend string, extra string) {
 	b.WriteString(testListen)
 	fmt.Fprintf(&b, "[server]\nstate_dir = %q\n[log]\naccess = \"off\"\n", f.state)
 	for name, addr := range f.origins {
-		fmt.Fprintf(&b, "[backends.%s]\nservers = [%q]\n", name, addr)
+		fmt.Fprintf(&b, "[backends.%s]\nservers = [{ address = %q }]\n", name, addr)
 	}
 	fmt.Fprintf(&b, "[[routes]]\nname = \"main\"\nbackend = %q\n%s", backend, extra)
 	if err := writeFileAtomic(f.path, []byte(b.String()), 0o644); err != nil {

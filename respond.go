@@ -16,6 +16,7 @@ const (
 	denyBackendTimeout
 	denyUnavailable
 	denyFingerprint
+	denyBodyTooLarge
 )
 
 var denyInfo = [...]struct {
@@ -28,6 +29,7 @@ var denyInfo = [...]struct {
 	denyBackendTimeout: {http.StatusGatewayTimeout, "backend_timeout"},
 	denyUnavailable:    {http.StatusServiceUnavailable, "no_healthy_backend"},
 	denyFingerprint:    {http.StatusForbidden, "fingerprint_block"},
+	denyBodyTooLarge:   {http.StatusRequestEntityTooLarge, "body_too_large"},
 }
 
 // deny is the one place that maps an edge-made decision to a response: the status, a small JSON body

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"edge/routes"
 	"edge/tls"
 )
 
@@ -256,8 +257,8 @@ func (s *Server) serveCleartext(w http.ResponseWriter, r *http.Request) { s.serv
 // redirectToHTTPS answers cleartext requests with a 308 to the same host and path on the https
 // listener.
 func (s *Server) redirectToHTTPS(w http.ResponseWriter, r *http.Request) {
-	host, ok := canonicalHost(r.Host)
-	if !ok {
+	host, err := routes.CanonicalHost(r.Host)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, s.ids.next())
 		return
 	}

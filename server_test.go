@@ -233,7 +233,7 @@ func TestErrorsCarryRequestID(t *testing.T) {
 	dead.Close()
 	e := startEdge(t, fmt.Sprintf(`
 [backends.dead]
-servers = [%q]
+servers = [{ address = %q }]
 [[routes]]
 name = "api"
 host = "api.example"
@@ -320,7 +320,7 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 		io.WriteString(w, "done")
 	}))
 	defer slow.Close()
-	e := startEdge(t, fmt.Sprintf("[backends.slow]\nservers = [%q]\n[[routes]]\nname = \"s\"\nbackend = \"slow\"\n", slow.Listener.Addr().String()))
+	e := startEdge(t, fmt.Sprintf("[backends.slow]\nservers = [{ address = %q }]\n[[routes]]\nname = \"s\"\nbackend = \"slow\"\n", slow.Listener.Addr().String()))
 	type result struct {
 		status int
 		body   string

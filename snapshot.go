@@ -3,9 +3,10 @@ package edge
 import (
 	"net/netip"
 	"reflect"
-	"strings"
 
 	"edge/fingerprint"
+	"edge/routes"
+	"edge/routes/upstream"
 )
 
 // Snapshot is the compiled, immutable form of a configuration: everything a request needs, built
@@ -13,7 +14,7 @@ import (
 // change under them.
 type Snapshot struct {
 	cfg      *Config
-	routes   []*route
+	table    *routes.Table
 	backends map[string]*backend
 	proxies  []netip.Prefix
 	fpDB     *fingerprint.DB
@@ -22,78 +23,63 @@ type Snapshot struct {
 	dataFiles []string
 }
 
-type route struct {
-	name    string
-	host    string
-	prefix  string
-	backend *backend
-}
-
 // compile builds a snapshot from a validated configuration. Parts whose configuration did not
 // change are taken over from old (nil at start): a backend's connection pool survives a reload.
 func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 	snap := &Snapshot{cfg: cfg, backends: map[string]*backend{}}
+	sink := &problemSink{file: cfg.File, lines: cfg.lines}
 	for _, p := range cfg.Server.TrustedProxies {
 		if pfx, err := parsePrefix(p); err == nil {
 			snap.proxies = append(snap.proxies, pfx)
 		}
 	}
-	var problems Problems
 	db, err := cfg.Fingerprint.LoadDB()
 	if err != nil {
-		problems = append(problems, Problem{Severity: SeverityError, File: cfg.File, Path: "fingerprint.database", Message: err.Error()})
-		return nil, problems
+		sink.errorf("fingerprint.database", err.Error())
+		return nil, sink.list
 	}
 	snap.fpDB = db
 	if cfg.Fingerprint.Database != "" {
 		snap.dataFiles = append(snap.dataFiles, cfg.Fingerprint.Database)
 	}
-	reuse := func(name string, servers []string) *backend {
-		if old != nil {
-			if b, ok := old.backends[name]; ok && reflect.DeepEqual(b.servers, servers) {
-				return b
-			}
+
+	var created []*backend
+	fail := func() (*Snapshot, Problems) {
+		for _, b := range created {
+			b.close()
 		}
-		return newBackend(name, servers, s)
+		return nil, sink.list
 	}
-	for name, b := range cfg.Backends {
-		snap.backends[name] = reuse(name, b.Servers)
+	backendCfgs := make(map[string]upstream.BackendConfig, len(cfg.Backends)+1)
+	for name, bc := range cfg.Backends {
+		backendCfgs[name] = bc
 	}
 	if s.echo != nil {
-		snap.backends[builtinEcho] = reuse(builtinEcho, []string{s.echo.addr()})
+		backendCfgs[builtinEcho] = upstream.BackendConfig{Servers: []upstream.ServerConfig{{Address: s.echo.addr()}}, Protocol: upstream.ProtoH1}
 	}
-	for _, rc := range cfg.Routes {
-		b, ok := snap.backends[rc.Backend]
-		if !ok {
-			continue
+	for _, name := range sortedKeys(backendCfgs) {
+		bc := backendCfgs[name]
+		if old != nil {
+			if b, ok := old.backends[name]; ok && reflect.DeepEqual(b.cfg, bc) {
+				snap.backends[name] = b
+				continue
+			}
 		}
-		host, _ := canonicalHost(rc.Host)
-		snap.routes = append(snap.routes, &route{name: rc.Name, host: host, prefix: rc.PathPrefix, backend: b})
+		b, err := s.newBackend(name, bc)
+		if err != nil {
+			sink.errorf("backends."+name, err.Error())
+			return fail()
+		}
+		created = append(created, b)
+		snap.backends[name] = b
 	}
-	return snap, problems
-}
-
-// match returns the most specific route for a canonical host and path: exact host beats any host,
-// then the longest path prefix; ties go to the earlier route.
-func (snap *Snapshot) match(host, path string) *route {
-	var best *route
-	bestScore := -1
-	for _, r := range snap.routes {
-		if r.host != "" && r.host != host {
-			continue
-		}
-		if r.prefix != "" && !strings.HasPrefix(path, r.prefix) {
-			continue
-		}
-		score := len(r.prefix)
-		if r.host != "" {
-			score += 1 << 20
-		}
-		if score > bestScore {
-			best, bestScore = r, score
-		}
+	table, errs := routes.Compile(cfg.routeList(), cfg.backendExists)
+	if len(errs) > 0 {
+		sink.addLeaf("", errs, nil)
+		return fail()
 	}
-	return best
+	snap.table = table
+	return snap, sink.list
 }
 
 // trusted reports whether addr is inside server.trusted_proxies.

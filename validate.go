@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
+
+	"edge/routes"
 )
 
 // validate checks every root section and records each problem with its key path. It has no side
@@ -138,19 +141,14 @@ func (c *Config) validateLog(s *problemSink) {
 }
 
 func (c *Config) validateBackends(s *problemSink) {
-	for name, b := range c.Backends {
+	for _, name := range sortedKeys(c.Backends) {
+		b := c.Backends[name]
 		path := "backends." + name
 		if strings.HasPrefix(name, builtinPrefix) {
 			s.errorf(path, "backend names starting with \"builtin:\" are reserved")
 		}
-		if len(b.Servers) == 0 {
-			s.errorf(path+".servers", "no servers")
-		}
-		for i, srv := range b.Servers {
-			if _, port, err := net.SplitHostPort(srv); err != nil || port == "" {
-				s.errorf(fmt.Sprintf("%s.servers[%d]", path, i), fmt.Sprintf("bad server address %q: want host:port", srv))
-			}
-		}
+		errs, warns := b.Validate()
+		s.addLeaf(path, errs, warns)
 	}
 }
 
@@ -158,28 +156,26 @@ func (c *Config) validateRoutes(s *problemSink) {
 	if len(c.Routes) == 0 {
 		s.warnf("routes", "no routes: every request will get 404")
 	}
-	names := map[string]int{}
-	for i, r := range c.Routes {
-		path := fmt.Sprintf("routes[%d]", i)
-		switch {
-		case r.Name == "":
-			s.errorf(path+".name", "missing route name")
-		default:
-			if j, dup := names[r.Name]; dup {
-				s.errorf(path+".name", fmt.Sprintf("duplicate route name %q (also routes[%d])", r.Name, j))
-			} else {
-				names[r.Name] = i
-			}
-		}
-		if r.Backend == "" {
-			s.errorf(path+".backend", "missing backend")
-		} else if !c.backendExists(r.Backend) {
-			s.errorf(path+".backend", fmt.Sprintf("no backend named %q", r.Backend))
-		}
-		if r.PathPrefix != "" && !strings.HasPrefix(r.PathPrefix, "/") {
-			s.errorf(path+".path_prefix", fmt.Sprintf("path prefix %q must start with /", r.PathPrefix))
-		}
+	_, errs := routes.Compile(c.routeList(), c.backendExists)
+	s.addLeaf("", errs, nil)
+}
+
+// routeList returns the route table's part of every [[routes]] entry.
+func (c *Config) routeList() []routes.Route {
+	rs := make([]routes.Route, len(c.Routes))
+	for i := range c.Routes {
+		rs[i] = c.Routes[i].Route
 	}
+	return rs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func (c *Config) backendExists(name string) bool {
