@@ -64,7 +64,8 @@
 // a prefix ending in '/' matches every path that starts with it. path_regex is RE2 syntax,
 // unanchored, matched against the canonical path; its source is limited to MaxRegexBytes and its
 // compiled program to MaxRegexInsts instructions. A header condition without value requires a
-// non-empty header; with a value it requires the first value to be byte-for-byte equal.
+// non-empty header; with a value it requires the first value to be byte-for-byte equal (so
+// value = "" matches a request without the header).
 //
 // # Concurrency and reload
 //

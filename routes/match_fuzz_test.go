@@ -130,3 +130,58 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// routesFromBytes builds a route set from fuzz bytes: each 4 bytes choose a host, a path
+// condition, methods and a header condition from small pools, so routes overlap often.
+func routesFromBytes(b []byte) []Route {
+	hosts := []StringList{nil, {"a.test"}, {"*.a.test"}, {"b.a.test"}, {"a.test", "*.a.test"}}
+	paths := []func(*Route){
+		func(*Route) {},
+		func(r *Route) { r.Path = "/x" },
+		func(r *Route) { r.Path = "/x/y" },
+		func(r *Route) { r.PathPrefix = "/x" },
+		func(r *Route) { r.PathPrefix = "/x/" },
+		func(r *Route) { r.PathPrefix = "/" },
+		func(r *Route) { r.PathRegex = "^/x" },
+		func(r *Route) { r.PathRegex = "y$" },
+	}
+	methods := [][]string{nil, {"GET"}, {"POST"}, {"GET", "POST"}}
+	headers := [][]HeaderMatch{nil, {{Name: "X-A"}}, {{Name: "X-A", Value: str("1")}}, {{Name: "X-A", Value: str("")}}}
+	var rs []Route
+	for i := 0; i+4 <= len(b) && len(rs) < 24; i += 4 {
+		r := Route{Name: "r" + string(rune('a'+len(rs))), Backend: "b"}
+		r.Host = hosts[int(b[i])%len(hosts)]
+		paths[int(b[i+1])%len(paths)](&r)
+		r.Methods = methods[int(b[i+2])%len(methods)]
+		r.Headers = headers[int(b[i+3])%len(headers)]
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// FuzzMatchTables checks Match against referenceMatch on generated route tables.
+func FuzzMatchTables(f *testing.F) {
+	f.Add([]byte{1, 1, 0, 0, 2, 3, 1, 1, 0, 5, 0, 0, 4, 6, 3, 2}, uint8(0), uint8(0), uint8(0), uint8(0))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 1, 1, 3, 4, 2, 2}, uint8(3), uint8(2), uint8(1), uint8(1))
+	f.Fuzz(func(t *testing.T, spec []byte, hi, pi, mi, xi uint8) {
+		rs := routesFromBytes(spec)
+		tab, errs := Compile(rs, nil)
+		if len(errs) > 0 {
+			t.Fatalf("Compile: %q", errs)
+		}
+		host := []string{"a.test", "b.a.test", "c.a.test", "x.b.a.test", "other.test", ""}[int(hi)%6]
+		path := []string{"/", "/x", "/x/", "/x/y", "/xy", "/x/y/z", "/y"}[int(pi)%7]
+		method := []string{"GET", "POST", "PUT"}[int(mi)%3]
+		xa := []string{"", "1", "2"}[int(xi)%3]
+		header := func(name string) string {
+			if name == "X-A" {
+				return xa
+			}
+			return ""
+		}
+		got := name(tab.Match(host, path, method, header))
+		if want := referenceMatch(rs, host, path, method, xa); got != want {
+			t.Fatalf("routes %+v\nMatch(%q, %q, %q, X-A=%q) = %s, want %s", rs, host, path, method, xa, got, want)
+		}
+	})
+}

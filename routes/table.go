@@ -100,10 +100,13 @@ type bucket struct {
 func (t *Table) Routes() []*Compiled { return t.routes }
 
 // Match returns the most specific route for a request, or nil when none matches (the root answers
-// 404). host and path must be the results of CanonicalHost and CanonicalPath; header returns the
+// 404; a nil Table matches nothing). host and path must be the results of CanonicalHost and CanonicalPath; header returns the
 // first value of a header given its canonical name (http.Header.Get) and may be nil. Match does not
 // allocate.
 func (t *Table) Match(host, path, method string, header func(name string) string) *Compiled {
+	if t == nil {
+		return nil
+	}
 	if b := t.exact[host]; b != nil {
 		if c := b.match(path, method, header); c != nil {
 			return c
