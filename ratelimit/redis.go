@@ -44,8 +44,12 @@ return out
 `)
 
 // syncScript adds consumed emission time to each key (ARGV[2i-1] = n*T in
-// microseconds, ARGV[2i] = tolerance) without denying, capped at a drained
-// bucket, and returns how far each TAT is ahead of now (approximate mode).
+// microseconds) without denying and returns how far each TAT is ahead of now
+// (approximate mode). The TAT is not capped at a drained bucket: what the fleet
+// admitted beyond the limit between syncs is paid back by denying until the
+// clock catches up, so the long-run rate stays the configured one. ARGV[2i]
+// (the tolerance) bounds the debt at 2 x tau beyond a drained bucket, so
+// a clock glitch cannot lock a key out for long.
 var syncScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -56,7 +60,7 @@ for i, key in ipairs(KEYS) do
   local tat = tonumber(redis.call('GET', key)) or now
   if tat < now then tat = now end
   local new = tat + cost
-  if new - now > tau then new = now + tau end
+  if new - now > 3 * tau then new = now + 3 * tau end
   redis.call('SET', key, string.format('%.0f', new), 'PX', math.ceil((new - now) / 1000) + 1)
   out[#out+1] = new - now
 end
@@ -80,6 +84,8 @@ type fleet struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	banQ    chan banMsg
+	psMu    sync.Mutex
+	ps      *redis.PubSub
 
 	downs, ups, calls, failures, fallbacks, closedDenials, bansPublished, bansDropped atomic.Uint64
 }
@@ -127,6 +133,12 @@ func (f *fleet) close() {
 	f.stopped.Store(true)
 	f.up.Store(false)
 	f.cancel()
+	// A pending Receive does not watch its context; closing the PubSub ends it.
+	f.psMu.Lock()
+	if f.ps != nil {
+		_ = f.ps.Close()
+	}
+	f.psMu.Unlock()
 	f.wg.Wait()
 	_ = f.rdb.Close()
 }
@@ -271,7 +283,14 @@ func (f *fleet) publishBans() {
 // (re)subscription loads the bans still stored in Redis.
 func (f *fleet) subscribeBans() {
 	defer f.wg.Done()
+	f.psMu.Lock()
+	if f.ctx.Err() != nil {
+		f.psMu.Unlock()
+		return
+	}
 	ps := f.rdb.Subscribe(f.ctx, f.prefix+"bans")
+	f.ps = ps
+	f.psMu.Unlock()
 	defer ps.Close()
 	for {
 		msg, err := ps.Receive(f.ctx)
