@@ -160,3 +160,21 @@ func TestWatchRelevant(t *testing.T) {
 		}
 	}
 }
+
+func TestWatchECHKey(t *testing.T) {
+	f := newECHFixture(t, KEMMLKEM768X25519)
+	term, reloaded := watchFixture(t, f.cfg)
+	kf2, err := GenerateECHKey(9, "public.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list2, _ := ECHConfigList(kf2)
+	replaceFile(t, f.keyPath, kf2)
+	srv := term.ServerConfig(nil)
+	for {
+		awaitReload(t, reloaded)
+		if r := handshake(t, srv, f.client(list2)); r.clientErr == nil && r.server.ECHAccepted {
+			break
+		}
+	}
+}
