@@ -3,6 +3,10 @@
 //	edge [--config FILE]                      run (default: ./edge.toml, else the built-in config)
 //	edge --validate [--config FILE] [--json]  check a config and everything it points to
 //	edge --version
+//	edge fingerprint < hellos.jsonl           JA3/JA4 of ClientHellos, one JSON line each
+//	edge waf eval [--config FILE] [--paranoia N] [--explain] < requests.jsonl
+//	edge ech keygen --out FILE | edge ech config FILE
+//	edge keys generate NAME | edge keys sign --key NAME.key FILE...
 package main
 
 import (
@@ -33,6 +37,11 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if sub, ok := subcommands[args[0]]; ok {
+			return sub(args[1:], stdin, stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "configuration file (default ./edge.toml if present, else the built-in default)")

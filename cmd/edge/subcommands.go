@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"edge/fingerprint"
+	"edge/tls"
+	"edge/trust"
+)
+
+// subcommands are the tools that run instead of the proxy: `edge NAME ...`.
+var subcommands = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer) int{
+	"fingerprint": cmdFingerprint,
+	"ech":         cmdECH,
+	"keys":        cmdKeys,
+	"waf":         cmdWAF,
+}
+
+// cmdFingerprint: `edge fingerprint` reads JSON lines of ClientHellos on stdin and writes one line
+// of JA3/JA4 fingerprints (or an error) per input line.
+func cmdFingerprint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: edge fingerprint < hellos.jsonl")
+		return exitUsage
+	}
+	if err := fingerprint.RunLines(stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "edge fingerprint: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+// cmdECH: `edge ech keygen [--public-name NAME] [--config-id N] --out FILE` writes an ECH key (hybrid
+// post-quantum KEM); `edge ech config FILE` prints its ECHConfigList in base64 for a DNS HTTPS record.
+func cmdECH(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	usage := func() int {
+		fmt.Fprintln(stderr, "usage: edge ech keygen --out FILE [--public-name NAME] [--config-id N] | edge ech config FILE")
+		return exitUsage
+	}
+	if len(args) == 0 {
+		return usage()
+	}
+	switch args[0] {
+	case "keygen":
+		fs := flag.NewFlagSet("ech keygen", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		out := fs.String("out", "", "key file to write (mode 0600)")
+		name := fs.String("public-name", "localhost", "client-facing server name of the outer ClientHello")
+		id := fs.Uint("config-id", 1, "ECH config id (0-255)")
+		if fs.Parse(args[1:]) != nil || *out == "" || *id > 255 || fs.NArg() > 0 {
+			return usage()
+		}
+		key, err := tls.GenerateECHKey(uint8(*id), *name)
+		if err != nil {
+			fmt.Fprintf(stderr, "edge ech keygen: %v\n", err)
+			return exitInvalid
+		}
+		if err := writeNew(*out, key, 0o600); err != nil {
+			fmt.Fprintf(stderr, "edge ech keygen: %v\n", err)
+			return exitInvalid
+		}
+		return exitOK
+	case "config":
+		if len(args) != 2 {
+			return usage()
+		}
+		key, err := os.ReadFile(args[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "edge ech config: %v\n", err)
+			return exitInvalid
+		}
+		list, err := tls.ECHConfigList(key)
+		if err != nil {
+			fmt.Fprintf(stderr, "edge ech config: %v\n", err)
+			return exitInvalid
+		}
+		fmt.Fprintln(stdout, base64.StdEncoding.EncodeToString(list))
+		return exitOK
+	}
+	return usage()
+}
+
+// cmdKeys: `edge keys generate NAME` writes NAME.pub and NAME.key (ML-DSA-65); `edge keys sign --key
+// NAME.key FILE...` writes FILE.sig for each data file.
+func cmdKeys(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	usage := func() int {
+		fmt.Fprintln(stderr, "usage: edge keys generate NAME | edge keys sign --key NAME.key FILE...")
+		return exitUsage
+	}
+	if len(args) == 0 {
+		return usage()
+	}
+	switch args[0] {
+	case "generate":
+		if len(args) != 2 {
+			return usage()
+		}
+		pub, priv, err := trust.GenerateKey()
+		if err == nil {
+			err = writeNew(args[1]+".key", priv, 0o600)
+		}
+		if err == nil {
+			err = writeNew(args[1]+".pub", pub, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "edge keys generate: %v\n", err)
+			return exitInvalid
+		}
+		fmt.Fprintf(stdout, "wrote %s.pub (list it in [data] trusted_keys) and %s.key (keep it secret)\n", args[1], args[1])
+		return exitOK
+	case "sign":
+		fs := flag.NewFlagSet("keys sign", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		keyFile := fs.String("key", "", "private key file from `edge keys generate`")
+		if fs.Parse(args[1:]) != nil || *keyFile == "" || fs.NArg() == 0 {
+			return usage()
+		}
+		priv, err := os.ReadFile(*keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "edge keys sign: %v\n", err)
+			return exitInvalid
+		}
+		for _, f := range fs.Args() {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Fprintf(stderr, "edge keys sign: %v\n", err)
+				return exitInvalid
+			}
+			sig, err := trust.Sign(priv, f, data)
+			if err == nil {
+				err = os.WriteFile(f+trust.SigSuffix, sig, 0o644)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "edge keys sign: %s: %v\n", f, err)
+				return exitInvalid
+			}
+			fmt.Fprintf(stdout, "signed %s → %s%s\n", f, f, trust.SigSuffix)
+		}
+		return exitOK
+	}
+	return usage()
+}
+
+// writeNew writes a file that must not exist yet: keys are never overwritten by accident.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// cmdWAF is replaced when the WAF is wired; until then it says so.
+func cmdWAF(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stderr, "edge waf: not available in this build")
+	return exitUsage
+}
