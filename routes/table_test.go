@@ -171,6 +171,21 @@ func TestMatchNoAlloc(t *testing.T) {
 	}
 }
 
+// TestMatchMethodValueNoAlloc: passing http.Header.Get as a method value, as the root does, does
+// not allocate either (header does not escape Match).
+func TestMatchMethodValueNoAlloc(t *testing.T) {
+	tab := bigTable(t, 100)
+	h := http.Header{"X-Key": {"13"}}
+	allocs := testing.AllocsPerRun(200, func() {
+		if tab.Match("h3.example.com", "/h/3", "GET", h.Get) == nil {
+			t.Fatal("no match")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("got %v allocs, want 0", allocs)
+	}
+}
+
 func BenchmarkMatch(b *testing.B) {
 	tab := bigTable(b, 1000)
 	h := headerFunc("X-Key", "13")

@@ -203,3 +203,26 @@ func BenchmarkRoundTripH1(b *testing.B) {
 		resp.Body.Close()
 	}
 }
+
+// BenchmarkRoundTripH1Baseline is a bare net/http Transport against the same origin, to show
+// the pool's own cost next to BenchmarkRoundTripH1.
+func BenchmarkRoundTripH1Baseline(b *testing.B) {
+	o := startOrigin(b, ProtoH1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }), false)
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequest("GET", "http://"+o.addr+"/", nil)
+	buf := make([]byte, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := resp.Body.Read(buf); err != nil {
+				break
+			}
+		}
+		resp.Body.Close()
+	}
+}

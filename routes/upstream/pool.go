@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,23 +192,30 @@ func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// attempt holds everything one try allocates, in a single allocation: the outgoing request (the
+// caller's must not be modified, http.RoundTripper contract), its URL, and the response body
+// wrapper.
+type attempt struct {
+	req  http.Request
+	url  url.URL
+	body trackedBody
+}
+
 // send performs one attempt on s.
-func (p *Pool) send(s *server, req *http.Request, attempt int) (*http.Response, error) {
-	out := new(http.Request)
-	*out = *req
-	u := *req.URL
-	u.Scheme, u.Host = p.scheme, s.addr
-	out.URL = &u
-	if attempt > 1 && req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+func (p *Pool) send(s *server, req *http.Request, try int) (*http.Response, error) {
+	a := &attempt{req: *req, url: *req.URL}
+	a.url.Scheme, a.url.Host = p.scheme, s.addr
+	a.req.URL = &a.url
+	if try > 1 && req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
 			return nil, err
 		}
-		out.Body = b
+		a.req.Body = b
 	}
 	s.requests.Add(1)
 	s.inflight.Add(1)
-	resp, err := s.rt.RoundTrip(out)
+	resp, err := s.rt.RoundTrip(&a.req)
 	if err != nil {
 		s.inflight.Add(-1)
 		s.errors.Add(1)
@@ -222,7 +230,8 @@ func (p *Pool) send(s *server, req *http.Request, attempt int) (*http.Response, 
 		s.inflight.Add(-1)
 		return resp, nil
 	}
-	resp.Body = &trackedBody{ReadCloser: resp.Body, s: s}
+	a.body.ReadCloser, a.body.s = resp.Body, s
+	resp.Body = &a.body
 	return resp, nil
 }
 
