@@ -12,22 +12,29 @@ import (
 type Config struct {
 	// MinVersion is the lowest TLS version accepted: "1.3" or "1.2".
 	MinVersion string `toml:"min_version"`
-	// Groups lists the key-exchange groups (IANA names, see ParseGroup).
-	// crypto/tls ignores the order: it picks a hybrid group whenever the
-	// client supports one, else the group the client sent a key share for,
-	// else its own fixed order.
+	// Groups lists the enabled key-exchange groups (IANA names or aliases,
+	// see ParseGroup). crypto/tls (Go 1.26, handshake_server_tls13.go)
+	// ignores the order of this list: among the groups both sides support
+	// it takes hybrid groups first; within hybrids, then within classical
+	// groups, one the client sent a key share for first (no
+	// HelloRetryRequest); then its fixed order X25519MLKEM768,
+	// SecP256r1MLKEM768, SecP384r1MLKEM1024, x25519, secp256r1, secp384r1,
+	// secp521r1. So a client that supports a hybrid always gets one, with a
+	// HelloRetryRequest if it only sent a classical key share.
 	Groups []string `toml:"groups"`
 	// PQPolicy is PQPrefer, PQRequire or PQOff.
 	PQPolicy string `toml:"pq_policy"`
 	// Certificates lists explicit certificate pairs ([[tls.certificates]]).
 	Certificates []CertificateFiles `toml:"certificates"`
-	// CertDir is a directory of PEM pairs; see scanCertDir for the naming
-	// convention (NAME.crt + NAME.key, or NAME.pem + NAME-key.pem, and an
-	// optional NAME.ocsp).
+	// CertDir is a directory of PEM pairs, re-scanned on every reload:
+	// NAME.crt pairs with NAME.key; NAME.pem pairs with NAME-key.pem
+	// (mkcert's naming) or else NAME.key; an optional NAME.ocsp is stapled;
+	// entries starting with "." (Kubernetes "..data") and other files are
+	// skipped. Pairs load in file-name order.
 	CertDir string `toml:"cert_dir"`
 	// DefaultCert selects the certificate served when the client sends no
-	// SNI or a name no certificate covers: a cert_file path (a cert_dir
-	// certificate is named by its path inside cert_dir) or a server name.
+	// SNI or a name no certificate covers: a cert_file path (for a cert_dir
+	// certificate, cert_dir joined with its file name) or a server name.
 	// Empty means the first certificate: certificates[0], else the first
 	// cert_dir pair in file-name order.
 	DefaultCert string `toml:"default_cert"`
