@@ -212,6 +212,9 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 	}
 	nonNeg("max_idle_per_server", int64(x.MaxIdlePerServer))
 	nonNeg("max_conns_per_server", int64(x.MaxConnsPerServer))
+	if c.MaxIdlePerServer != 0 && (x.Protocol == ProtoH2 || x.Protocol == ProtoH2C || x.Protocol == ProtoH3) {
+		bad("max_idle_per_server", "has no effect for "+x.Protocol+", which multiplexes requests on one connection per server")
+	}
 	if x.MaxConnsPerServer > 0 && x.Protocol == ProtoH3 {
 		bad("max_conns_per_server", "has no effect for h3, which multiplexes one QUIC connection per server")
 	}

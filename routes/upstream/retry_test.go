@@ -240,3 +240,31 @@ func TestProtocolMismatch(t *testing.T) {
 		t.Errorf("StatusFor(%v) = %d, want 502", err, StatusFor(err))
 	}
 }
+
+// TestRetryH3DeadServer: an HTTP/3 server that does not answer the QUIC handshake is a connect
+// failure: connect_timeout_ms bounds it and GET moves on to the next server.
+func TestRetryH3DeadServer(t *testing.T) {
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0") // swallows every datagram
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	live := startOrigin(t, ProtoH3, echoHandler(), false)
+	cfg := testConfig(ProtoH3, udp.LocalAddr().String(), live.addr)
+	cfg.ConnectTimeoutMS = 200
+	p := mustPool(t, cfg, options{})
+	resp, body, err := do(t, p, "GET", "/bytes?n=5", nil)
+	if err != nil || resp.StatusCode != 200 || len(body) != 5 {
+		t.Fatalf("got %v, %q; want 200 from the live server", err, body)
+	}
+	st := p.Stats().Servers
+	if st[0].Errors != 1 || st[1].Requests != 1 {
+		t.Errorf("stats %+v, want one error on the dead server and one request on the live one", st)
+	}
+	cfg.MaxAttempts = 1
+	p1 := mustPool(t, cfg, options{})
+	_, _, err = do(t, p1, "GET", "/", nil)
+	if !errors.Is(err, ErrConnectTimeout) || StatusFor(err) != http.StatusGatewayTimeout {
+		t.Errorf("single attempt to the dead server: %v (status %d), want ErrConnectTimeout, 504", err, StatusFor(err))
+	}
+}
