@@ -267,7 +267,7 @@ func removeSQLComments(dst, src []byte) []byte {
 			if end < 0 {
 				return dst
 			}
-			i = end
+			i = end - 1 // keep the newline
 		default:
 			dst = append(dst, c)
 		}

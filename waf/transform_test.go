@@ -1,0 +1,93 @@
+package waf
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestTransformVectors checks every transform against testdata/transforms.tsv.
+func TestTransformVectors(t *testing.T) {
+	f, err := os.Open("testdata/transforms.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		l := sc.Text()
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		parts := strings.Split(l, "\t")
+		if len(parts) != 3 {
+			t.Fatalf("line %d: want 3 tab-separated fields", line)
+		}
+		fn, ok := transforms[parts[0]]
+		if !ok {
+			t.Fatalf("line %d: unknown transform %q", line, parts[0])
+		}
+		in, err1 := strconv.Unquote(parts[1])
+		want, err2 := strconv.Unquote(parts[2])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("line %d: bad quoting", line)
+		}
+		seen[parts[0]] = true
+		t.Run(strconv.Itoa(line)+"_"+parts[0], func(t *testing.T) {
+			// Append after a prefix to check transforms only append.
+			got := fn([]byte("PREFIX"), []byte(in))
+			if !bytes.HasPrefix(got, []byte("PREFIX")) {
+				t.Fatalf("transform clobbered dst prefix")
+			}
+			if g := string(got[6:]); g != want {
+				t.Errorf("%s(%q): got %q, want %q", parts[0], in, g, want)
+			}
+		})
+	}
+	for name := range transforms {
+		if !seen[name] {
+			t.Errorf("transform %s has no vector in testdata/transforms.tsv", name)
+		}
+	}
+}
+
+// idempotent lists transforms for which f(f(x)) == f(x) must hold.
+var idempotent = []string{"lowercase", "compress_ws", "remove_ws", "remove_nulls", "trim", "remove_quotes",
+	"remove_backslash", "path_normalize", "utf8_overlong"}
+
+// FuzzTransforms: no panic, bounded growth, idempotence where it must hold.
+func FuzzTransforms(f *testing.F) {
+	for _, s := range []string{"%2e%2e%2f", "&#x3c;script&gt;", "\\u0061\\x28", "/a/../b//c\\d", "\xc0\xae\xc0\xaf",
+		"un/**/ion/*!50000select*/", "PHNjcmlwdD4=", "C\\a'T /etc", "%u00%", "&#99999999999;", "\\u{110000}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for name, fn := range transforms {
+			out := fn(nil, in)
+			limit := len(in)
+			if name == "base64_scan" {
+				limit = 3*len(in) + 4
+			}
+			if len(out) > limit {
+				t.Fatalf("%s grew %d -> %d bytes", name, len(in), len(out))
+			}
+		}
+		for _, name := range idempotent {
+			fn := transforms[name]
+			once := fn(nil, in)
+			twice := fn(nil, once)
+			if !bytes.Equal(once, twice) {
+				t.Fatalf("%s not idempotent on %q: %q then %q", name, in, once, twice)
+			}
+		}
+		// Repeated URL decoding is stable when it stopped early.
+		u := urlDecodeRepeat(nil, in)
+		if bytes.IndexByte(u, '%') < 0 && !bytes.Equal(urlDecodeOnce(nil, u), u) {
+			t.Fatalf("url_decode result still decodes: %q", u)
+		}
+	})
+}
