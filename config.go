@@ -34,6 +34,7 @@ type Config struct {
 	Log         LogConfig                         `toml:"log"`
 	TLS         tls.Config                        `toml:"tls"`
 	Fingerprint fingerprint.Config                `toml:"fingerprint"`
+	Data        DataConfig                        `toml:"data"`
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 
@@ -44,6 +45,7 @@ type Config struct {
 	Dir string `toml:"-"`
 
 	lines *keyLines
+	data  *dataSet // the data files, read and verified by Load
 }
 
 // ListenConfig holds the listener addresses. An empty address disables that listener.
@@ -149,6 +151,9 @@ func Load(name string, data []byte) (*Config, Problems) {
 	}
 	cfg.resolvePaths()
 	cfg.validate(sink)
+	if !sink.list.HasErrors() {
+		cfg.data = cfg.loadData(sink)
+	}
 	return &cfg, sink.list
 }
 
@@ -204,6 +209,9 @@ func (c *Config) resolvePaths() {
 		c.TLS.ECH.KeyFiles[i] = c.resolve(f)
 	}
 	c.Fingerprint.Database = c.resolve(c.Fingerprint.Database)
+	for i, k := range c.Data.TrustedKeys {
+		c.Data.TrustedKeys[i] = c.resolve(k)
+	}
 	for name, b := range c.Backends {
 		b.TLS.CAFile, b.TLS.CertFile, b.TLS.KeyFile = c.resolve(b.TLS.CAFile), c.resolve(b.TLS.CertFile), c.resolve(b.TLS.KeyFile)
 		c.Backends[name] = b

@@ -33,15 +33,12 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 			snap.proxies = append(snap.proxies, pfx)
 		}
 	}
-	db, err := cfg.Fingerprint.LoadDB()
-	if err != nil {
-		sink.errorf("fingerprint.database", err.Error())
+	if cfg.data == nil {
+		sink.errorf("", "configuration was not loaded completely")
 		return nil, sink.list
 	}
-	snap.fpDB = db
-	if cfg.Fingerprint.Database != "" {
-		snap.dataFiles = append(snap.dataFiles, cfg.Fingerprint.Database)
-	}
+	snap.fpDB = cfg.data.fpDB
+	snap.dataFiles = cfg.data.files
 
 	var created []*backend
 	fail := func() (*Snapshot, Problems) {

@@ -1,0 +1,55 @@
+package edge
+
+import (
+	"edge/fingerprint"
+	"edge/trust"
+)
+
+// DataConfig is the [data] section: how data files (WAF rules, fingerprint database, block and allow
+// lists) are trusted.
+type DataConfig struct {
+	// TrustedKeys are ML-DSA-65 public key files (`edge keys generate`). When set, every data file must
+	// carry a valid detached signature FILE.sig by one of them (`edge keys sign`), or it is refused:
+	// at start the configuration is invalid; on reload the old data keeps serving.
+	TrustedKeys []string `toml:"trusted_keys"`
+}
+
+// dataSet is every data file a configuration points to, read (and, with trusted keys, verified)
+// once and parsed by the capability package that owns its format. What was verified is exactly
+// what is parsed: the bytes are read once.
+type dataSet struct {
+	verifier *trust.Verifier
+	fpDB     *fingerprint.DB
+	files    []string // every data file in use, for the file watcher
+}
+
+// loadData reads, verifies and parses the data files of cfg, recording every problem.
+func (c *Config) loadData(s *problemSink) *dataSet {
+	d := &dataSet{}
+	v, err := trust.LoadVerifier(c.Data.TrustedKeys)
+	if err != nil {
+		s.errorf("data.trusted_keys", err.Error())
+		return nil
+	}
+	d.verifier = v
+	d.files = append(d.files, c.Data.TrustedKeys...)
+
+	ok := true
+	if path := c.Fingerprint.Database; path != "" {
+		data, err := v.ReadFile(path)
+		if err == nil {
+			d.fpDB, err = fingerprint.ParseDB(data, path)
+		}
+		if err != nil {
+			s.errorf("fingerprint.database", err.Error())
+			ok = false
+		}
+		d.files = append(d.files, path)
+	} else {
+		d.fpDB, _ = c.Fingerprint.LoadDB() // the empty database
+	}
+	if !ok {
+		return nil
+	}
+	return d
+}
