@@ -91,3 +91,15 @@ func TestQUICRequireRefusal(t *testing.T) {
 		t.Errorf("got %d refusals counted, want 1", got)
 	}
 }
+
+func TestQUICECH(t *testing.T) {
+	f := newECHFixture(t, KEMMLKEM768X25519)
+	term := newTestTerminator(t, f.cfg)
+	cs, err := quicHandshake(t, term, f.client(f.list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Facts(&cs); !got.ECH || got.SNI != "secret.test" || !got.PQ {
+		t.Errorf("got %+v, want ECH accepted for secret.test over a hybrid group", got)
+	}
+}
