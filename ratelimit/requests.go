@@ -87,40 +87,78 @@ func (rl *RequestLimiter) Policy(name string) (int, bool) {
 // allocate.
 func (rl *RequestLimiter) Check(f *KeyFacts, route []int, now time.Time) Decision {
 	rl.checks.Add(1)
-	var best, detected Decision
+	var v verdict
+	if rl.fleet == nil {
+		// Local mode: decide each policy as its key is built.
+		var buf [maxKeyBytes + 64]byte
+		nowNS := now.UnixNano()
+		for _, i := range rl.global {
+			p := rl.policies[i]
+			if k, ok := p.key(buf[:0], f); ok {
+				d := p.lim.allowHash(maphash.Bytes(p.lim.seed, k), nowNS)
+				v.add(p, &d)
+			}
+		}
+		for _, i := range route {
+			if i < 0 || i >= len(rl.policies) || !rl.policies[i].perRoute {
+				continue
+			}
+			p := rl.policies[i]
+			if k, ok := p.key(buf[:0], f); ok {
+				d := p.lim.allowHash(maphash.Bytes(p.lim.seed, k), nowNS)
+				v.add(p, &d)
+			}
+		}
+	} else {
+		rl.fleetCheck(f, route, now, &v)
+	}
+	d := v.result()
+	if !d.Allowed {
+		rl.denied.Add(1)
+		if rl.bans != nil && f.IP.IsValid() {
+			rl.bans.Strike(f.IP, d.Reason, now)
+		}
+	}
+	return d
+}
+
+// key builds the policy's counter key, cut to maxKeyBytes.
+func (p *policy) key(buf []byte, f *KeyFacts) ([]byte, bool) {
+	k, ok := p.appendKey(buf, f)
+	if len(k) > maxKeyBytes {
+		k = k[:maxKeyBytes]
+	}
+	return k, ok
+}
+
+// fleetCheck is Check in fleet mode: keys are kept as strings for Redis and
+// decided in one round trip (exact), or locally and recorded for the next
+// sync (approximate, or Redis down).
+func (rl *RequestLimiter) fleetCheck(f *KeyFacts, route []int, now time.Time, v *verdict) {
 	var buf [maxKeyBytes + 64]byte
 	var keys [maxPoliciesPerCheck]checkKey
 	n := 0
-	add := func(i int) {
-		if i < 0 || i >= len(rl.policies) || n == len(keys) {
+	add := func(p *policy) {
+		if n == len(keys) {
 			return
 		}
-		p := rl.policies[i]
-		k, ok := p.appendKey(buf[:0], f)
-		if !ok {
-			return
+		if k, ok := p.key(buf[:0], f); ok {
+			keys[n] = checkKey{p: p, h: maphash.Bytes(p.lim.seed, k), key: string(k)}
+			n++
 		}
-		if len(k) > maxKeyBytes {
-			k = k[:maxKeyBytes]
-		}
-		keys[n] = checkKey{p: p, h: maphash.Bytes(p.lim.seed, k)}
-		if rl.fleet != nil {
-			keys[n].key = string(k) // Redis needs the key itself.
-		}
-		n++
 	}
 	for _, i := range rl.global {
-		add(i)
+		add(rl.policies[i])
 	}
 	for _, i := range route {
 		if i >= 0 && i < len(rl.policies) && rl.policies[i].perRoute {
-			add(i)
+			add(rl.policies[i])
 		}
 	}
-	if n == 0 {
-		return Decision{Allowed: true}
-	}
 	ks := keys[:n]
+	if n == 0 {
+		return
+	}
 	if !rl.fleetDecide(ks, now) {
 		nowNS := now.UnixNano()
 		for i := range ks {
@@ -131,39 +169,44 @@ func (rl *RequestLimiter) Check(f *KeyFacts, route []int, now time.Time) Decisio
 		}
 	}
 	for i := range ks {
-		d := &ks[i].d
-		p := ks[i].p
-		if p.detect {
-			if !d.Allowed {
-				p.detected.Add(1)
-				if moreRestrictive(d, &detected) {
-					detected = *d
-				}
-			}
-			continue
-		}
-		if !d.Allowed {
-			p.denied.Add(1)
-		}
-		if moreRestrictive(d, &best) {
-			best = *d
-		}
+		v.add(ks[i].p, &ks[i].d)
 	}
+}
+
+// verdict folds per-policy decisions into the one Check reports.
+type verdict struct {
+	best, detected Decision
+}
+
+func (v *verdict) add(p *policy, d *Decision) {
+	if p.detect {
+		if !d.Allowed {
+			p.detected.Add(1)
+			if moreRestrictive(d, &v.detected) {
+				v.detected = *d
+			}
+		}
+		return
+	}
+	if !d.Allowed {
+		p.denied.Add(1)
+	}
+	if moreRestrictive(d, &v.best) {
+		v.best = *d
+	}
+}
+
+func (v *verdict) result() Decision {
+	best := v.best
 	if best.Policy == "" {
 		best = Decision{Allowed: true}
 	}
-	if best.Allowed && detected.Policy != "" {
+	if best.Allowed && v.detected.Policy != "" {
 		// Report the detect-mode policy: it is the news; the request proceeds.
-		detected.Allowed = true
-		detected.Detected = true
-		detected.RetryAfter = 0
-		best = detected
-	}
-	if !best.Allowed {
-		rl.denied.Add(1)
-		if rl.bans != nil && f.IP.IsValid() {
-			rl.bans.Strike(f.IP, best.Reason, now)
-		}
+		best = v.detected
+		best.Allowed = true
+		best.Detected = true
+		best.RetryAfter = 0
 	}
 	return best
 }
