@@ -39,8 +39,8 @@ type BackendConfig struct {
 	// MaxIdlePerServer bounds idle keep-alive connections kept per server (h1, h1-tls).
 	MaxIdlePerServer int `toml:"max_idle_per_server"`
 	// MaxConnsPerServer bounds connections per server, idle and busy; 0 is unlimited (h1,
-	// h1-tls; for h2 and h2c it bounds concurrent dials, as net/http does; h3 keeps one QUIC
-	// connection per server).
+	// h1-tls; h2, h2c and h3 multiplex requests on one connection per server, opening another
+	// only when the server's stream limit is reached).
 	MaxConnsPerServer int `toml:"max_conns_per_server"`
 	// IdleTimeoutMS closes connections idle this long (QUIC max idle timeout for h3).
 	IdleTimeoutMS int64 `toml:"idle_timeout_ms"`
@@ -212,11 +212,13 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 	}
 	nonNeg("max_idle_per_server", int64(x.MaxIdlePerServer))
 	nonNeg("max_conns_per_server", int64(x.MaxConnsPerServer))
-	if c.MaxIdlePerServer != 0 && (x.Protocol == ProtoH2 || x.Protocol == ProtoH2C || x.Protocol == ProtoH3) {
-		bad("max_idle_per_server", "has no effect for "+x.Protocol+", which multiplexes requests on one connection per server")
-	}
-	if x.MaxConnsPerServer > 0 && x.Protocol == ProtoH3 {
-		bad("max_conns_per_server", "has no effect for h3, which multiplexes one QUIC connection per server")
+	if multiplexed := x.Protocol == ProtoH2 || x.Protocol == ProtoH2C || x.Protocol == ProtoH3; multiplexed {
+		if c.MaxIdlePerServer != 0 {
+			bad("max_idle_per_server", "has no effect for "+x.Protocol+", which multiplexes requests on one connection per server")
+		}
+		if c.MaxConnsPerServer != 0 {
+			bad("max_conns_per_server", "has no effect for "+x.Protocol+", which multiplexes requests on one connection per server")
+		}
 	}
 	ms := func(key string, v int64) {
 		if v < 0 || v > maxTimeoutMS {

@@ -51,7 +51,7 @@ func TestValidate(t *testing.T) {
 		}), []string{"tls: cert_file: tls: found a certificate rather than a key in the PEM for the private key"}},
 		{"negative limits", with(func(c *BackendConfig) { c.MaxIdlePerServer, c.MaxConnsPerServer = -1, -2 }), []string{"max_conns_per_server: must be >= 0, got -2", "max_idle_per_server: must be >= 0, got -1"}},
 		{"max idle h2", with(func(c *BackendConfig) { c.Protocol = ProtoH2C; c.MaxIdlePerServer = 8 }), []string{"max_idle_per_server: has no effect for h2c, which multiplexes requests on one connection per server"}},
-		{"max conns h3", with(func(c *BackendConfig) { c.Protocol = ProtoH3; c.MaxConnsPerServer = 2 }), []string{"max_conns_per_server: has no effect for h3, which multiplexes one QUIC connection per server"}},
+		{"max conns h3", with(func(c *BackendConfig) { c.Protocol = ProtoH3; c.MaxConnsPerServer = 2 }), []string{"max_conns_per_server: has no effect for h3, which multiplexes requests on one connection per server"}},
 		{"timeouts", with(func(c *BackendConfig) {
 			c.ConnectTimeoutMS, c.ResponseHeaderTimeoutMS, c.IdleTimeoutMS = -1, maxTimeoutMS+1, -5
 		}), []string{
@@ -113,7 +113,6 @@ servers = [{ address = "127.0.0.1:9000", weight = 2 }, { address = "127.0.0.1:90
 protocol = "h2"
 lb = "hash_header"
 hash_header = "X-User"
-max_conns_per_server = 100
 idle_timeout_ms = 30000
 connect_timeout_ms = 1000
 response_header_timeout_ms = 10000
@@ -131,6 +130,11 @@ interval_ms = 2000
 timeout_ms = 500
 healthy_threshold = 1
 unhealthy_threshold = 2
+
+[backends.web]
+servers = [{ address = "127.0.0.1:8080" }]
+max_idle_per_server = 16
+max_conns_per_server = 100
 `
 	var cfg struct{ Backends map[string]BackendConfig }
 	md, err := toml.Decode(doc, &cfg)
@@ -143,7 +147,7 @@ unhealthy_threshold = 2
 	got := cfg.Backends["api"]
 	want := BackendConfig{
 		Servers:  []ServerConfig{{Address: "127.0.0.1:9000", Weight: 2}, {Address: "127.0.0.1:9001"}},
-		Protocol: ProtoH2, LB: LBHashHeader, HashHeader: "X-User", MaxConnsPerServer: 100,
+		Protocol: ProtoH2, LB: LBHashHeader, HashHeader: "X-User",
 		IdleTimeoutMS: 30000, ConnectTimeoutMS: 1000, ResponseHeaderTimeoutMS: 10000, MaxAttempts: 3,
 		TLS:     TLSConfig{ServerName: "api.internal", InsecureSkipVerify: true},
 		Passive: PassiveConfig{MaxFails: 5, EjectMS: 30000},
@@ -151,6 +155,10 @@ unhealthy_threshold = 2
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	web := BackendConfig{Servers: []ServerConfig{{Address: "127.0.0.1:8080"}}, MaxIdlePerServer: 16, MaxConnsPerServer: 100}
+	if diff := cmp.Diff(web, cfg.Backends["web"]); diff != "" {
+		t.Errorf("decoded web (-want +got):\n%s", diff)
 	}
 	errs, warns := got.Validate()
 	if len(errs) != 0 || len(warns) != 1 {
