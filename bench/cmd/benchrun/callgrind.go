@@ -30,7 +30,7 @@ var totalsRE = regexp.MustCompile(`(?m)^(?:summary|totals):\s+(\d+)`)
 // --instr-atstart=no`, warms it up, switches instrumentation on, zeroes the
 // counters, drives a fixed number of requests, dumps, and divides the
 // instruction total by the requests (BENCH.md figure 2). Go arms run with
-// GODEBUG=asyncpreemptoff=1; nginx already runs with master_process off. It
+// GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off; nginx already runs with master_process off. It
 // runs last: every arm is left stopped.
 func (b *bench) callgrind() {
 	if _, err := exec.LookPath("valgrind"); err != nil {
@@ -42,7 +42,9 @@ func (b *bench) callgrind() {
 		time.Sleep(300 * time.Millisecond)
 		out := filepath.Join(b.dir, "callgrind-"+a.name+".out")
 		argv, env := b.armCommand(a)
-		env = append(env, "GODEBUG=asyncpreemptoff=1")
+		// Valgrind 3.19 cannot decode RDTSCP, which Go's cputicks uses when
+		// the CPU has it; cpu.rdtscp=off makes the runtime fall back to RDTSC.
+		env = append(env, "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off")
 		vg := append([]string{"valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out}, argv...)
 		svc, err := startPinned(a.name+"-callgrind", "0", filepath.Join(b.dir, a.name+"-callgrind.log"), env, vg...)
 		if err != nil {
@@ -58,6 +60,10 @@ func (b *bench) callgrind() {
 			n, err := b.countInstr(a, c, out)
 			if err != nil {
 				b.note("callgrind %s %s: %v", a.label, c, err)
+				if !svc.alive() {
+					b.note("callgrind %s: the arm died under valgrind (see %s)", a.label, svc.log.Name())
+					break
+				}
 				continue
 			}
 			b.instr = append(b.instr, n)

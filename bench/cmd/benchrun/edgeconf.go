@@ -21,6 +21,9 @@ type section struct {
 	text string
 }
 
+// backendsTables is the origin backend in the table form of servers.
+const backendsTables = "[backends.origin]\n[[backends.origin.servers]]\naddress = \"@ORIGIN@\"\n\n"
+
 var headerRE = regexp.MustCompile(`^\s*\[\[?\s*([A-Za-z0-9_-]+)`)
 
 // splitSections groups a TOML document by top-level table name, in order of
@@ -81,13 +84,26 @@ func buildEdgeConfig(edgeBin, dir, repo string, a *arm, templates ...string) (*e
 			}
 		}
 	}
+	out := &edgeConfig{path: filepath.Join(dir, a.name+".toml")}
 	var base strings.Builder
 	for _, s := range secs {
 		if requiredSections[s.name] {
 			base.WriteString(s.text)
 		}
 	}
-	out := &edgeConfig{path: filepath.Join(dir, a.name+".toml")}
+	// The [backends] schema has changed while edge is being built; when the
+	// template's form is rejected, try the other known form.
+	if msg := validateEdge(edgeBin, out.path, base.String()); strings.Contains(msg, "backends") {
+		base.Reset()
+		for _, s := range secs {
+			if s.name == "backends" {
+				s.text = repl.Replace(backendsTables)
+			}
+			if requiredSections[s.name] {
+				base.WriteString(s.text)
+			}
+		}
+	}
 	doc := base.String()
 	for _, s := range secs {
 		if requiredSections[s.name] {

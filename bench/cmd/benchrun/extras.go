@@ -110,6 +110,8 @@ type profile struct {
 	Cell string   `json:"cell"`
 	DSOs []string `json:"by_object"` // share of samples per binary (edge, kernel, libc)
 	Top  []string `json:"top"`
+	// Buckets sums every symbol into cost centres (see buckets.go).
+	Buckets []string `json:"buckets"`
 }
 
 // trailingDashRE matches the empty columns perf prints after the symbol.
@@ -139,12 +141,12 @@ func (b *bench) profile() {
 			b.note("profile of %s: %v", c, err)
 			continue
 		}
-		out, err := exec.Command("perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "dso,symbol", "--percent-limit", "0.8").Output()
+		out, err := exec.Command("perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "dso,symbol").Output()
 		if err != nil {
 			b.note("profile of %s: perf report: %v", c, err)
 			continue
 		}
-		p := profile{Arm: a.name, Cell: c.key()}
+		p := profile{Arm: a.name, Cell: c.key(), Buckets: bucketize(string(out))}
 		if dso, err := exec.Command("perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "dso").Output(); err == nil {
 			for _, line := range strings.Split(string(dso), "\n") {
 				f := strings.Fields(line)
@@ -154,7 +156,7 @@ func (b *bench) profile() {
 			}
 		}
 		for _, line := range strings.Split(string(out), "\n") {
-			if m := perfTopRE.FindStringSubmatch(line); m != nil && len(p.Top) < 15 {
+			if m := perfTopRE.FindStringSubmatch(line); m != nil && len(p.Top) < 15 && !strings.HasPrefix(m[1], "0.") {
 				sym := strings.TrimSpace(trailingDashRE.ReplaceAllString(m[3], ""))
 				p.Top = append(p.Top, fmt.Sprintf("%7s  %-14s %s", m[1], m[2], sym))
 			}

@@ -422,6 +422,11 @@ func (b *bench) profileSection(p func(string, ...any)) {
 		p("**%s** (%s): by object %s", pr.Cell, b.label(pr.Arm), strings.Join(pr.DSOs, ", "))
 		p("")
 		p("```")
+		p("cost centres (every sample):")
+		for _, t := range pr.Buckets {
+			p("  %s", t)
+		}
+		p("top symbols (self time):")
 		for _, t := range pr.Top {
 			p("%s", t)
 		}
@@ -433,7 +438,7 @@ func (b *bench) profileSection(p func(string, ...any)) {
 func (b *bench) instrTable(p func(string, ...any)) {
 	p("## User-space instructions per request (callgrind, %d requests after warm-up; one run each)", callgrindRequests)
 	p("")
-	p("Callgrind counts user space only; read it beside the syscall table. Go arms ran with GODEBUG=asyncpreemptoff=1.")
+	p("Callgrind counts user space only; read it beside the syscall table. Go arms ran with GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off (valgrind 3.19 cannot decode RDTSCP).")
 	p("")
 	p("| cell | %s | edge lean ÷ HAProxy | edge lean ÷ nginx | edge full ÷ edge lean |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|", b.armLabels())
 	get := func(armName, cellKey string) float64 {
@@ -447,7 +452,11 @@ func (b *bench) instrTable(p func(string, ...any)) {
 	for _, c := range callgrindCells {
 		row := "| " + c.String() + " |"
 		for _, a := range b.arms {
-			row += " " + fmtF(get(a.name, c.key())/1000, 0) + " k |"
+			if v := get(a.name, c.key()); math.IsNaN(v) {
+				row += " — |"
+			} else {
+				row += fmt.Sprintf(" %.0f k |", v/1000)
+			}
 		}
 		lean := get("edge-lean", c.key())
 		row += " " + fmtF(lean/get("haproxy", c.key()), 2) + " | " + fmtF(lean/get("nginx", c.key()), 2) + " | " + fmtF(get("edge-full", c.key())/lean, 2) + " |"
