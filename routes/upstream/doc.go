@@ -16,7 +16,8 @@
 //   - h2c: HTTP/2 with prior knowledge over cleartext TCP (RFC 9113 §3.3);
 //   - h3: quic-go's http3.Transport, one multiplexed QUIC connection per server.
 //
-// Compression is never added or removed. Upstream TLS verifies the server certificate against
+// Compression is never added or removed. A request with "Expect: 100-continue" waits at most
+// one second for the origin's 100 before its body is sent (net/http's ExpectContinueTimeout). Upstream TLS verifies the server certificate against
 // the system roots or tls.ca_file, with SNI tls.server_name or the host of each server address;
 // tls.cert_file/key_file present a client certificate. 0-RTT is never used towards origins.
 //
