@@ -119,6 +119,38 @@ func ECHConfigList(keyFile []byte) ([]byte, error) {
 	return k.list, nil
 }
 
+// MergeECHConfigLists returns one ECHConfigList holding the configs of
+// several key files, in the order given. Clients use the first config whose
+// KEM and cipher suites they implement, so publishing a hybrid key first and
+// a DHKEM(X25519) key second gives post-quantum ECH to clients that can do
+// it and classical ECH to the others (load both key files in
+// ech.key_files).
+func MergeECHConfigLists(keyFiles ...[]byte) ([]byte, error) {
+	var b cryptobyte.Builder
+	var errs []error
+	b.AddUint16LengthPrefixed(func(b *cryptobyte.Builder) {
+		for i, f := range keyFiles {
+			k, err := parseECHKeyFile(f)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("key file %d: %w", i, err))
+				continue
+			}
+			b.AddBytes(k.key.Config)
+		}
+	})
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(keyFiles) == 0 {
+		return nil, errors.New("tls: no ech key file")
+	}
+	list, err := b.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("tls: ech config list: %v", err)
+	}
+	return list, nil
+}
+
 // echKey is a parsed key file.
 type echKey struct {
 	configID uint8

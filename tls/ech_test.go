@@ -214,3 +214,36 @@ func FuzzParseECHKeyFile(f *testing.F) {
 		}
 	})
 }
+
+func TestMergedECHConfigList(t *testing.T) {
+	f := newECHFixture(t, KEMMLKEM768X25519)
+	classical, err := GenerateECHKeyKEM(2, "public.test", KEMX25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classicalPath := filepath.Join(filepath.Dir(f.keyPath), "ech-x25519.pem")
+	writeFile(t, classicalPath, classical)
+	f.cfg.ECH.KeyFiles = append(f.cfg.ECH.KeyFiles, classicalPath)
+	hybridFile, _ := readFileLimited(f.keyPath)
+	merged, err := MergeECHConfigLists(hybridFile, classical)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := ECHConfigList(classical)
+	if got, want := len(merged), len(f.list)+len(one)-2; got != want {
+		t.Fatalf("got merged list of %d bytes, want %d", got, want)
+	}
+	term := newTestTerminator(t, f.cfg)
+	for _, list := range [][]byte{merged, one} {
+		r := handshake(t, term.ServerConfig(nil), f.client(list))
+		if r.clientErr != nil || !r.server.ECHAccepted {
+			t.Errorf("got %v accepted %v, want ECH accepted", r.clientErr, r.server.ECHAccepted)
+		}
+	}
+	if _, err := MergeECHConfigLists(hybridFile, []byte("x")); err == nil || !strings.Contains(err.Error(), "key file 1") {
+		t.Errorf("got %v, want an error naming key file 1", err)
+	}
+	if _, err := MergeECHConfigLists(); err == nil {
+		t.Errorf("no key files: got nil error")
+	}
+}
