@@ -124,9 +124,10 @@ func (b *Bans) shard(g netip.Addr) *banShard {
 	return &b.shards[addrHash(b.seed, g)>>56]
 }
 
-// Strike records one strike against ip for reason (the root passes
-// ReasonRate for WAF blocks too, or any Reason it counts). It reports whether
-// this strike banned ip. Allowlisted addresses are never struck.
+// Strike records one strike against ip for reason (the limiters strike with
+// ReasonRate and ReasonConcurrent; the root strikes WAF blocks with ReasonWAF).
+// It reports whether this strike banned ip. Allowlisted addresses are never
+// struck. Strikes are counted per reason in Stats.
 func (b *Bans) Strike(ip netip.Addr, reason Reason, now time.Time) bool {
 	if !b.enabled || !ip.IsValid() || b.allow.Load().Contains(ip) {
 		return false

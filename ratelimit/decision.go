@@ -19,10 +19,12 @@ const (
 	ReasonBlocklist
 	// ReasonRedisDown: the fleet store is unreachable and fail_closed is set.
 	ReasonRedisDown
+	// ReasonWAF: a strike for a request the WAF blocked (Bans.Strike).
+	ReasonWAF
 	numReasons
 )
 
-var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down"}
+var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf"}
 
 // String returns the reason's metric label, e.g. "rate".
 func (r Reason) String() string {

@@ -70,7 +70,11 @@
 // When Redis fails or a call exceeds timeout_ms, the edge falls back to its
 // local limiter (or, with fail_closed = true, denies with ReasonRedisDown),
 // logs and counts the state change, and probes Redis every 500 ms in the
-// background until it answers again.
+// background until it answers again. Local tables are not fed while Redis
+// decides, so on failover each instance starts from full buckets: the fleet
+// may admit up to N times the limit for a while. New never waits for Redis:
+// an instance starts on local limits (or, with fail_closed, denies) until its
+// first successful probe. A Redis restarted empty starts every key afresh.
 //
 // # Concurrency and reload
 //

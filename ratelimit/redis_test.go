@@ -25,7 +25,7 @@ type redisServer struct {
 // startRedis starts redis-server on a free loopback port (or on port, when
 // non-zero). Without redis-server on PATH the test is skipped, or fails when
 // CI is set.
-func startRedis(t testing.TB, port int) *redisServer {
+func startRedis(t testing.TB, port int, extra ...string) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -44,6 +44,7 @@ func startRedis(t testing.TB, port int) *redisServer {
 	}
 	s := &redisServer{t: t, port: port}
 	s.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	s.cmd.Args = append(s.cmd.Args, extra...)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,5 +335,65 @@ func BenchmarkRedisExactCheck(b *testing.B) {
 	}
 	if st := r.Stats().Fleet; st.Fallbacks != 0 {
 		b.Logf("warning: %d decisions fell back to local", st.Fallbacks)
+	}
+}
+
+// TestRedisTimeoutFallsBack blocks the Redis server for a moment (DEBUG SLEEP)
+// and shows timeout_ms at work: a short timeout falls back to the local
+// limiter while the long one waits for Redis.
+func TestRedisTimeoutFallsBack(t *testing.T) {
+	s := startRedis(t, 0, "--enable-debug-command", "yes")
+	policy := []PolicyConfig{{Name: "p", Key: "ip", PerSecond: 100, Burst: 100}}
+	short := newFleetRL(t, s, func(c *Config) { c.Requests = policy; c.Redis.TimeoutMS = 20 })
+	long := newFleetRL(t, s, func(c *Config) { c.Requests = policy; c.Redis.TimeoutMS = 10_000 })
+	f := KeyFacts{IP: netip.MustParseAddr("192.0.2.1")}
+	done := make(chan error, 1)
+	go func() { done <- s.client().Do(context.Background(), "DEBUG", "SLEEP", "2").Err() }()
+	// Wait until the server is asleep: a PING with a short deadline times out.
+	probe := redis.NewClient(&redis.Options{Addr: s.addr(), ReadTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	defer probe.Close()
+	waitFor(t, "redis asleep", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("DEBUG SLEEP returned early: %v", err)
+		default:
+		}
+		return probe.Ping(context.Background()).Err() != nil
+	})
+	if d := short.Requests.Check(&f, nil, time.Now()); !d.Allowed {
+		t.Errorf("short timeout: got %+v, want allowed by the local limiter", d)
+	}
+	if st := short.Stats().Fleet; st.Fallbacks != 1 || st.Downs != 1 {
+		t.Errorf("short timeout: got %+v, want one fallback and one down", st)
+	}
+	if d := long.Requests.Check(&f, nil, time.Now()); !d.Allowed {
+		t.Errorf("long timeout: got %+v, want allowed", d)
+	}
+	if st := long.Stats().Fleet; st.Fallbacks != 0 || st.Failures != 0 {
+		t.Errorf("long timeout: got %+v, want the call to wait for Redis", st)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRedisSyncInterval shows sync_interval_ms at work: with an interval
+// longer than the test no sync happens and each instance admits its own burst.
+func TestRedisSyncInterval(t *testing.T) {
+	s := startRedis(t, 0)
+	cfg := func(c *Config) {
+		c.Bans.Enabled = false
+		c.Redis.Mode = "approximate"
+		c.Redis.SyncIntervalMS = 3_600_000
+		c.Requests = []PolicyConfig{{Name: "p", Key: "ip", PerMinute: 1, Burst: 10}}
+	}
+	a := newFleetRL(t, s, cfg)
+	b := newFleetRL(t, s, cfg)
+	got := hammer([]*RateLimit{a, b}, KeyFacts{IP: netip.MustParseAddr("192.0.2.1")}, 20)
+	if got[0] != 10 || got[1] != 10 {
+		t.Errorf("got %v allowed, want [10 10] (no sync within the interval)", got)
+	}
+	if st := a.Stats().Fleet; st.Syncs != 0 {
+		t.Errorf("got %d syncs, want 0", st.Syncs)
 	}
 }
