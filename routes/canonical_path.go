@@ -121,7 +121,7 @@ func isCanonicalPath(raw string, p PathPolicy) bool {
 	for i := 1; i <= len(raw); i++ {
 		if i == len(raw) || raw[i] == '/' {
 			seg := raw[segStart:i]
-			if seg == "." || seg == ".." || seg == "" && i < len(raw) {
+			if seg == "." || seg == ".." || seg == "" && i < len(raw) || p == PathReject && isDotParam(seg) {
 				return false
 			}
 			segStart = i + 1
@@ -200,6 +200,9 @@ func canonicalPathSlow(raw string, p PathPolicy) (string, error) {
 			}
 		}
 		last := j >= len(raw)
+		if p == PathReject && isDotParam(string(out[segStart:])) {
+			return "", ErrAmbiguousPath
+		}
 		switch string(out[segStart:]) {
 		case "", ".":
 			// Drop the segment; keep the '/' only if it ends the path.
@@ -232,6 +235,12 @@ func canonicalPathSlow(raw string, p PathPolicy) (string, error) {
 		return "", ErrInvalidPath
 	}
 	return string(out), nil
+}
+
+// isDotParam reports whether seg is a dot segment with path parameters (".;x", "..;x"), which
+// servlet containers resolve as "." or ".." (RFC 3986 §3.3 leaves ';' to the scheme).
+func isDotParam(seg string) bool {
+	return len(seg) >= 2 && seg[0] == '.' && (seg[1] == ';' || len(seg) >= 3 && seg[1] == '.' && seg[2] == ';')
 }
 
 func lastSlash(b []byte) int {

@@ -46,6 +46,11 @@ func TestCanonicalPath(t *testing.T) {
 		{"encoded slash is not a separator", "/a%2F../b", PathPreserve, "/a%2F../b", nil},
 		{"backslash preserved encoded", "/a\\..\\b", PathPreserve, "/a%5C..%5Cb", nil},
 		{"nul preserved", "/a%00b", PathPreserve, "/a%00b", nil},
+		{"dotdot with params rejected", "/public/..;/admin", PathReject, "", ErrAmbiguousPath},
+		{"encoded dotdot with params rejected", "/public/%2e%2e;x=1/admin", PathReject, "", ErrAmbiguousPath},
+		{"dot with params rejected", "/a/.;/b", PathReject, "", ErrAmbiguousPath},
+		{"dotdot with params preserved", "/public/..;/admin", PathPreserve, "/public/..;/admin", nil},
+		{"params elsewhere fine", "/a;b/..x;/.x;", PathReject, "/a;b/..x;/.x;", nil},
 		{"raw nul invalid", "/a\x00b", PathPreserve, "", ErrInvalidPath},
 		{"control invalid", "/a\tb", PathReject, "", ErrInvalidPath},
 		{"del invalid", "/a\x7f", PathReject, "", ErrInvalidPath},
@@ -120,7 +125,7 @@ func TestApplyPathBackendSeesCanonical(t *testing.T) {
 
 func FuzzCanonicalPath(f *testing.F) {
 	for _, s := range []string{"/", "", "*", "/a/b", "//a/./b/../c/", "/%2e%2E/", "/a%2Fb", "/a\\b", "/%00",
-		"/%41%7a", "/é ", "/..%2f..", "/.%2e/.%2E%2F", "/a%zz", "/%25%32%65"} {
+		"/%41%7a", "/é ", "/..%2f..", "/a/..;/b", "/.%2e;x/", "/.%2e/.%2E%2F", "/a%zz", "/%25%32%65"} {
 		f.Add(s, false)
 		f.Add(s, true)
 	}
@@ -149,6 +154,9 @@ func FuzzCanonicalPath(f *testing.F) {
 		for _, seg := range strings.Split(got[1:], "/") {
 			if seg == ".." || seg == "." {
 				t.Fatalf("CanonicalPath(%q) = %q: has a dot segment", raw, got)
+			}
+			if p == PathReject && isDotParam(seg) {
+				t.Fatalf("CanonicalPath(%q) = %q: has a dot segment with parameters", raw, got)
 			}
 		}
 		if strings.Contains(got, "//") {

@@ -36,11 +36,12 @@
 //     ErrInvalidPath.
 //
 // Ambiguous paths are those that different origins interpret differently: an encoded slash
-// ("%2F"), an encoded or raw backslash ("%5C", "\"), and an encoded NUL ("%00"). With PathReject
+// ("%2F"), an encoded or raw backslash ("%5C", "\"), an encoded NUL ("%00"), and a dot segment
+// with path parameters (".;x", "..;x", which servlet containers resolve as "." and ".."). With PathReject
 // (the default) they fail with ErrAmbiguousPath, which the root answers with 400. With
-// PathPreserve they are kept as opaque data in the encoded form "%2F", "%5C", "%00": they never
-// separate segments, never take part in dot-segment resolution, and the backend receives exactly
-// those escapes.
+// PathPreserve they are kept as opaque data in the encoded form "%2F", "%5C", "%00" (and "..;x"
+// as a literal segment): they never separate segments, never take part in dot-segment
+// resolution, and the backend receives exactly those bytes.
 //
 // The canonical path is the path the backend receives. ApplyPath writes it into the outgoing
 // request's URL (RawPath keeps the escapes, Path is their decoding) so net/http sends it byte for
