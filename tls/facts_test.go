@@ -124,3 +124,58 @@ func TestCipherNameMatchesStdlib(t *testing.T) {
 		}
 	}
 }
+
+// TestHandshakeFailureReasons provokes each crypto/tls failure for real and
+// checks OnHandshakeError's reason, pinning the error texts it matches.
+func TestHandshakeFailureReasons(t *testing.T) {
+	term, ca := pqFixture(t, nil)
+	srv := term.ServerConfig(nil)
+	tls12 := clientConfig(ca, "edge.test")
+	tls12.MaxVersion = stdtls.VersionTLS12
+	p521 := clientConfig(ca, "edge.test")
+	p521.CurvePreferences = []stdtls.CurveID{stdtls.CurveP521}
+	untrusting := &stdtls.Config{ServerName: "edge.test"} // system roots: the test CA is unknown
+	tests := []struct {
+		name   string
+		client func(net.Conn) (stdtls.ConnectionState, error)
+		want   FailureReason
+	}{
+		{"tls 1.2 client", goClientFunc(tls12), FailNoCommonVersion},
+		{"secp521r1 only", goClientFunc(p521), FailNoCommonGroup},
+		{"untrusted certificate", goClientFunc(untrusting), FailRemoteAlert},
+		{"plain http", func(c net.Conn) (stdtls.ConnectionState, error) {
+			_, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: edge.test\r\n\r\n"))
+			_, _ = io.ReadAll(c)
+			return stdtls.ConnectionState{}, err
+		}, FailNotTLS},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := handshakeWith(t, srv, tc.client)
+			if r.serverErr == nil {
+				t.Fatal("got server handshake success, want failure")
+			}
+			if got := term.OnHandshakeError(r.serverErr); got != tc.want {
+				t.Errorf("got %v for %q, want %v", got, r.serverErr, tc.want)
+			}
+		})
+	}
+	// No common cipher: a TLS 1.2 server and a client offering only a
+	// suite crypto/tls does not enable by default.
+	term12, ca12 := pqFixture(t, func(c *Config) { c.MinVersion = "1.2" })
+	cbc := clientConfig(ca12, "edge.test")
+	cbc.MaxVersion = stdtls.VersionTLS12
+	cbc.CipherSuites = []uint16{stdtls.TLS_RSA_WITH_AES_128_CBC_SHA}
+	r := handshake(t, term12.ServerConfig(nil), cbc)
+	if got := term12.OnHandshakeError(r.serverErr); got != FailNoCommonCipher {
+		t.Errorf("got %v for %q, want %v", got, r.serverErr, FailNoCommonCipher)
+	}
+}
+
+func goClientFunc(cfg *stdtls.Config) func(net.Conn) (stdtls.ConnectionState, error) {
+	return func(c net.Conn) (stdtls.ConnectionState, error) {
+		tc := stdtls.Client(c, cfg)
+		err := tc.Handshake()
+		return tc.ConnectionState(), err
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync/atomic"
 )
 
@@ -22,6 +23,17 @@ const (
 	// negotiated anyway (for example GODEBUG=tlsmlkem=0); the handshake is
 	// aborted. It should stay zero.
 	FailPQClassical
+	// FailNoCommonVersion: the client offered no TLS version the edge
+	// accepts (min_version).
+	FailNoCommonVersion
+	// FailNoCommonGroup: no key-exchange group in common (groups,
+	// pq_policy "off").
+	FailNoCommonGroup
+	// FailNoCommonCipher: no cipher suite in common.
+	FailNoCommonCipher
+	// FailNotTLS: the first bytes were not a TLS handshake (for example
+	// plain HTTP sent to the TLS port).
+	FailNotTLS
 	// FailRemoteAlert: the client aborted with an alert (often: it does not
 	// trust the certificate).
 	FailRemoteAlert
@@ -38,14 +50,18 @@ const (
 )
 
 var failureNames = [failureReasonCount]string{
-	FailPQNoHybrid:  "pq_required_no_hybrid",
-	FailPQTLS12:     "pq_required_tls12",
-	FailPQClassical: "pq_required_classical_negotiated",
-	FailRemoteAlert: "remote_alert",
-	FailLocalAlert:  "local_alert",
-	FailTimeout:     "timeout",
-	FailEOF:         "eof",
-	FailOther:       "other",
+	FailPQNoHybrid:      "pq_required_no_hybrid",
+	FailPQTLS12:         "pq_required_tls12",
+	FailPQClassical:     "pq_required_classical_negotiated",
+	FailNoCommonVersion: "no_common_version",
+	FailNoCommonGroup:   "no_common_group",
+	FailNoCommonCipher:  "no_common_cipher",
+	FailNotTLS:          "not_tls",
+	FailRemoteAlert:     "remote_alert",
+	FailLocalAlert:      "local_alert",
+	FailTimeout:         "timeout",
+	FailEOF:             "eof",
+	FailOther:           "other",
 }
 
 // String returns the reason's metric label, e.g. "pq_required_no_hybrid".
@@ -156,6 +172,21 @@ func (t *Terminator) OnHandshakeError(err error) FailureReason {
 }
 
 func classifyHandshakeError(err error) FailureReason {
+	var rh stdtls.RecordHeaderError
+	if errors.As(err, &rh) {
+		return FailNotTLS
+	}
+	// crypto/tls returns these as plain errors after sending its alert;
+	// the texts are pinned by tests that provoke each one for real.
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "tls: client offered only unsupported versions"):
+		return FailNoCommonVersion
+	case strings.Contains(msg, "tls: no key exchanges supported by both"):
+		return FailNoCommonGroup
+	case strings.Contains(msg, "tls: no cipher suite supported by both"):
+		return FailNoCommonCipher
+	}
 	var ne net.Error
 	var oe *net.OpError
 	switch {
