@@ -31,7 +31,7 @@
 // to round robin.
 //
 // Passive health: max_fails consecutive failed attempts (no response: connect error, reset,
-// timeout) eject a server for eject_ms; the next attempt after that period decides again. Active
+// timeout) eject a server for eject_ms; after that it is back in rotation with a fresh count. Active
 // health (when health.path is set): every interval_ms each server gets GET path on its own
 // transport; a status 200-399 within timeout_ms is a success; unhealthy_threshold failures in a row
 // mark it down, healthy_threshold successes in a row up again. Servers start up. A server is
