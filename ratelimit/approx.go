@@ -97,12 +97,15 @@ func (a *approxSync) syncOnce() {
 	defer cancel()
 	for start := 0; start < len(keys); start += approxBatch {
 		end := min(start+approxBatch, len(keys))
+		// "ahead" is measured on the Redis clock when the script runs, between
+		// sending and receiving; anchoring it at the send time errs towards
+		// admitting (by at most one round trip), which the next sync repays.
+		now := time.Now().UnixNano()
 		res, err := syncScript.Run(ctx, a.f.rdb, keys[start:end], args[2*start:2*end]...).Int64Slice()
 		if err != nil {
 			a.f.markDown(err)
 			return
 		}
-		now := time.Now().UnixNano()
 		for j, ahead := range res {
 			if start+j >= end {
 				break

@@ -130,8 +130,3 @@ func (l *Limiter) Len() int { return l.table.len() }
 // Evictions returns how many live (not idle) keys were evicted because the
 // table was full.
 func (l *Limiter) Evictions() uint64 { return l.table.evictions.Load() }
-
-// forceTAT raises the stored TAT of key to at least tat (approximate fleet sync).
-func (l *Limiter) forceTAT(key string, tat, now int64) {
-	l.table.raise(maphash.String(l.seed, key), tat, now)
-}
