@@ -87,3 +87,19 @@ func FuzzCanonicalHost(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCanonicalHost(b *testing.B) {
+	for _, bc := range []struct{ name, host string }{
+		{"canonical-with-port", "www.example.com:443"},
+		{"upper-case", "WWW.Example.COM"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := CanonicalHost(bc.host); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -180,3 +180,19 @@ func FuzzCanonicalPath(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkCanonicalPath(b *testing.B) {
+	for _, bc := range []struct{ name, path string }{
+		{"canonical", "/api/v1/users/12345/orders"},
+		{"dots-and-escapes", "/api/./v1//users/%7Ejohn/../12345/orders%3b"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := CanonicalPath(bc.path, PathReject); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
