@@ -110,6 +110,16 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		attrs = append(attrs, slog.String("upstream", ex.upstream),
 			slog.Float64("upstream_ms", float64(ex.upTime.Microseconds())/1000))
 	}
+	if ex.limit.Policy != "" {
+		decision := "allow"
+		switch {
+		case !ex.limit.Allowed:
+			decision = "deny"
+		case ex.limit.Detected:
+			decision = "detect"
+		}
+		attrs = append(attrs, slog.String("ratelimit", decision), slog.String("ratelimit_policy", ex.limit.Policy))
+	}
 	if ex.reason != "" {
 		attrs = append(attrs, slog.String("reason", ex.reason))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"edge/fingerprint"
+	"edge/ratelimit"
 	"edge/routes"
 	"edge/routes/upstream"
 	"edge/tls"
@@ -34,6 +35,7 @@ type Config struct {
 	Log         LogConfig                         `toml:"log"`
 	TLS         tls.Config                        `toml:"tls"`
 	Fingerprint fingerprint.Config                `toml:"fingerprint"`
+	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
 	Data        DataConfig                        `toml:"data"`
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
@@ -96,6 +98,8 @@ type LogConfig struct {
 // to security policies the root applies.
 type RouteConfig struct {
 	routes.Route
+	// RateLimit names the [[ratelimit.requests]] policies with scope "route" that apply to this route.
+	RateLimit []string `toml:"rate_limit"`
 }
 
 // LoadFile reads and decodes the configuration at path, strictly, and validates it. The returned
@@ -209,6 +213,8 @@ func (c *Config) resolvePaths() {
 		c.TLS.ECH.KeyFiles[i] = c.resolve(f)
 	}
 	c.Fingerprint.Database = c.resolve(c.Fingerprint.Database)
+	c.RateLimit.Bans.Blocklist = c.resolve(c.RateLimit.Bans.Blocklist)
+	c.RateLimit.Bans.Allowlist = c.resolve(c.RateLimit.Bans.Allowlist)
 	for i, k := range c.Data.TrustedKeys {
 		c.Data.TrustedKeys[i] = c.resolve(k)
 	}

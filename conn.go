@@ -91,8 +91,12 @@ func (l *tlsListener) acceptLoop() {
 }
 
 func (l *tlsListener) handshake(raw net.Conn) {
+	release, ok := l.srv.admitConn(raw)
+	if !ok {
+		return
+	}
 	snap := l.srv.snap.Load()
-	ec := &edgeConn{CaptureConn: fingerprint.NewCaptureConn(raw, snap.cfg.Fingerprint.CaptureMaxBytes)}
+	ec := &edgeConn{CaptureConn: fingerprint.NewCaptureConn(raw, snap.cfg.Fingerprint.CaptureMaxBytes), release: release}
 	tc := stdtls.Server(ec, l.cfg)
 	_ = raw.SetDeadline(time.Now().Add(l.timeout))
 	if err := tc.Handshake(); err != nil {

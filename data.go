@@ -1,7 +1,10 @@
 package edge
 
 import (
+	"net/netip"
+
 	"edge/fingerprint"
+	"edge/ratelimit"
 	"edge/trust"
 )
 
@@ -20,7 +23,9 @@ type DataConfig struct {
 type dataSet struct {
 	verifier *trust.Verifier
 	fpDB     *fingerprint.DB
-	files    []string // every data file in use, for the file watcher
+	block    []netip.Prefix // ratelimit.bans.blocklist
+	allow    []netip.Prefix // ratelimit.bans.allowlist
+	files    []string       // every data file in use, for the file watcher
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
@@ -47,6 +52,28 @@ func (c *Config) loadData(s *problemSink) *dataSet {
 		d.files = append(d.files, path)
 	} else {
 		d.fpDB, _ = c.Fingerprint.LoadDB() // the empty database
+	}
+	lists := []struct {
+		key  string
+		path string
+		dst  *[]netip.Prefix
+	}{
+		{"ratelimit.bans.blocklist", c.RateLimit.Bans.Blocklist, &d.block},
+		{"ratelimit.bans.allowlist", c.RateLimit.Bans.Allowlist, &d.allow},
+	}
+	for _, l := range lists {
+		if l.path == "" {
+			continue
+		}
+		data, err := v.ReadFile(l.path)
+		if err == nil {
+			*l.dst, err = ratelimit.ParseCIDRList(data)
+		}
+		if err != nil {
+			s.errorf(l.key, l.path+": "+err.Error())
+			ok = false
+		}
+		d.files = append(d.files, l.path)
 	}
 	if !ok {
 		return nil

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"edge/fingerprint"
+	"edge/ratelimit"
 	"edge/tls"
 )
 
@@ -47,6 +48,7 @@ func DefaultConfig() Config {
 	return Config{
 		TLS:         tls.DefaultConfig(),
 		Fingerprint: fp,
+		RateLimit:   ratelimit.DefaultConfig(),
 		Listen: ListenConfig{
 			HTTPS:    DefaultHTTPS,
 			HTTP:     DefaultHTTP,

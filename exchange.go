@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"edge/fingerprint"
+	"edge/ratelimit"
 	"edge/routes"
 )
 
@@ -40,6 +41,7 @@ type exchange struct {
 	fpMatch    fingerprint.Match
 	fpMatched  bool
 	uaMismatch bool
+	limit      ratelimit.Decision
 }
 
 type exchangeKey struct{}

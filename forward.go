@@ -65,16 +65,18 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 		ex.rt.RequestHeaders.Apply(out.Header)
 	}
 
+	// Each hop appends the address it received the request from: the peer. Only a trusted peer's
+	// chain is kept.
 	h := out.Header
-	client := ex.client.String()
+	peer := ex.peer.String()
 	if xff := pr.In.Header.Values("X-Forwarded-For"); ex.trustPeer && len(xff) > 0 {
-		h.Set("X-Forwarded-For", strings.Join(xff, ", ")+", "+client)
+		h.Set("X-Forwarded-For", strings.Join(xff, ", ")+", "+peer)
 	} else {
-		h.Set("X-Forwarded-For", client)
+		h.Set("X-Forwarded-For", peer)
 	}
 	h.Set("X-Forwarded-Proto", ex.scheme)
 	h.Set("X-Forwarded-Host", pr.In.Host)
-	fwd := "for=" + forwardedNode(ex.client.String()) + ";host=" + quoteForwarded(pr.In.Host) + ";proto=" + ex.scheme
+	fwd := "for=" + forwardedNode(peer) + ";host=" + quoteForwarded(pr.In.Host) + ";proto=" + ex.scheme
 	if prev := pr.In.Header.Values("Forwarded"); ex.trustPeer && len(prev) > 0 {
 		fwd = strings.Join(prev, ", ") + ", " + fwd
 	}

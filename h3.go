@@ -32,7 +32,22 @@ func (s *Server) startH3(tcpAddr *net.TCPAddr, tlsCfg *stdtls.Config) (*h3Front,
 	if err != nil {
 		return nil, fmt.Errorf("listen.https (udp for http/3): %w", err)
 	}
-	f := &h3Front{udp: udp, tr: &quic.Transport{Conn: udp}}
+	f := &h3Front{udp: udp, tr: &quic.Transport{
+		Conn: udp,
+		// The connection limiter refuses QUIC connections before the handshake, and asks quic-go for
+		// address validation (Retry) from clients it would refuse, so spoofed sources cannot get a
+		// victim banned.
+		ConnContext: func(ctx context.Context, info *quic.ClientInfo) (context.Context, error) {
+			if rl := s.snap.Load().rl; rl != nil {
+				return rl.Conns.QUICConnContext(ctx, info)
+			}
+			return ctx, nil
+		},
+		VerifySourceAddress: func(addr net.Addr) bool {
+			rl := s.snap.Load().rl
+			return rl != nil && rl.Conns.QUICVerifySourceAddress(addr)
+		},
+	}}
 	qconf := &quic.Config{
 		HandshakeIdleTimeout: time.Duration(s.cfg.Server.ReadHeaderTimeoutMS) * time.Millisecond,
 		MaxIdleTimeout:       time.Duration(s.cfg.Server.IdleTimeoutMS) * time.Millisecond,

@@ -52,7 +52,7 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	ex.conn = connFactsFrom(r.Context())
 	ex.peer = remoteAddr(r.RemoteAddr)
 	ex.trustPeer = snap.trusted(ex.peer)
-	ex.client = ex.peer
+	ex.client = snap.clientIP(ex.peer, r)
 
 	host, err := routes.CanonicalHost(r.Host)
 	if err != nil {
@@ -79,6 +79,9 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	}
 	ex.rt = rt
 	ex.route = rt.Name
+	if !s.limitRequest(w, r, ex) {
+		return
+	}
 	switch rt.Action {
 	case routes.ActionRedirect:
 		loc, ok := rt.AppendLocation(nil, ex.host, ex.path, r.URL.RawQuery)

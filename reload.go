@@ -86,6 +86,9 @@ func (s *Server) Reload(trigger string) ReloadResult {
 			b.close()
 		}
 	}
+	if old.rl != nil && old.rl != snap.rl {
+		old.rl.Close()
+	}
 	return res
 }
 

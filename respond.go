@@ -17,6 +17,7 @@ const (
 	denyUnavailable
 	denyFingerprint
 	denyBodyTooLarge
+	denyRateLimited
 )
 
 var denyInfo = [...]struct {
@@ -30,6 +31,7 @@ var denyInfo = [...]struct {
 	denyUnavailable:    {http.StatusServiceUnavailable, "no_healthy_backend"},
 	denyFingerprint:    {http.StatusForbidden, "fingerprint_block"},
 	denyBodyTooLarge:   {http.StatusRequestEntityTooLarge, "body_too_large"},
+	denyRateLimited:    {http.StatusTooManyRequests, "rate_limited"},
 }
 
 // deny is the one place that maps an edge-made decision to a response: the status, a small JSON body

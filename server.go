@@ -156,6 +156,9 @@ func (s *Server) Start() error {
 	for _, sp := range specs {
 		ln := bound[sp.name]
 		srv := s.httpServer(sp.handler)
+		if sp.name == "http" {
+			ln = &admitListener{Listener: ln, srv: s}
+		}
 		if sp.tls {
 			srv.ConnContext = tcpConnContext
 			ln = newTLSListener(ln, s, s.tlsCfg, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)

@@ -26,7 +26,7 @@ func TestShutdownCompletesHundredSlowRequests(t *testing.T) {
 		io.WriteString(w, "done")
 	}))
 	defer slow.Close()
-	e := startEdge(t, fmt.Sprintf("[backends.slow]\nservers = [{ address = %q }]\nmax_idle_per_server = 200\n[[routes]]\nname = \"s\"\nbackend = \"slow\"\n", slow.Listener.Addr().String()))
+	e := startEdge(t, fmt.Sprintf("[backends.slow]\nservers = [{ address = %q }]\nmax_idle_per_server = 200\n[ratelimit.connections]\nenabled = false\n[[routes]]\nname = \"s\"\nbackend = \"slow\"\n", slow.Listener.Addr().String()))
 	clients := []*http.Client{client("h1"), client("h2"), h3Client()}
 	var wg sync.WaitGroup
 	var ok atomic.Int64

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"edge/fingerprint"
+	"edge/ratelimit"
 	"edge/routes"
 	"edge/routes/upstream"
 )
@@ -18,6 +19,11 @@ type Snapshot struct {
 	backends map[string]*backend
 	proxies  []netip.Prefix
 	fpDB     *fingerprint.DB
+	// rl is the rate limiter (connection limiter, request policies, bans). It keeps its state across
+	// reloads that leave [ratelimit] unchanged.
+	rl *ratelimit.RateLimit
+	// routePolicies are the request-limiter policy indexes each route references, by route index.
+	routePolicies [][]int
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
 	// them triggers a reload.
 	dataFiles []string
@@ -76,6 +82,28 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		return fail()
 	}
 	snap.table = table
+
+	if old != nil && old.rl != nil && reflect.DeepEqual(old.cfg.RateLimit, cfg.RateLimit) {
+		snap.rl = old.rl
+	} else {
+		rl, err := ratelimit.New(cfg.RateLimit, ratelimit.Options{Logger: s.log})
+		if err != nil {
+			sink.errorf("ratelimit", err.Error())
+			return fail()
+		}
+		snap.rl = rl
+	}
+	// The lists were read (and verified) with the rest of the data; a reload with changed lists
+	// swaps them in place, keeping strikes and bans.
+	snap.rl.Bans.SetLists(cfg.data.block, cfg.data.allow)
+	snap.routePolicies = make([][]int, len(cfg.Routes))
+	for i, r := range cfg.Routes {
+		for _, name := range r.RateLimit {
+			if idx, ok := snap.rl.Requests.Policy(name); ok {
+				snap.routePolicies[i] = append(snap.routePolicies[i], idx)
+			}
+		}
+	}
 	return snap, sink.list
 }
 
@@ -92,5 +120,8 @@ func (snap *Snapshot) trusted(addr netip.Addr) bool {
 func (snap *Snapshot) close() {
 	for _, b := range snap.backends {
 		b.close()
+	}
+	if snap.rl != nil {
+		snap.rl.Close()
 	}
 }

@@ -21,6 +21,8 @@ func (c *Config) validate(s *problemSink) {
 	s.addLeaf("tls", errs, warns)
 	errs, warns = c.Fingerprint.Validate()
 	s.addLeaf("fingerprint", errs, warns)
+	errs, warns = c.RateLimit.Validate()
+	s.addLeaf("ratelimit", errs, warns)
 	c.validateBackends(s)
 	c.validateRoutes(s)
 }
@@ -158,6 +160,22 @@ func (c *Config) validateRoutes(s *problemSink) {
 	}
 	_, errs := routes.Compile(c.routeList(), c.backendExists)
 	s.addLeaf("", errs, nil)
+	scopes := map[string]string{}
+	for _, p := range c.RateLimit.Requests {
+		scopes[p.Name] = p.Scope
+	}
+	for i, r := range c.Routes {
+		for j, name := range r.RateLimit {
+			path := fmt.Sprintf("routes[%d].rate_limit[%d]", i, j)
+			scope, ok := scopes[name]
+			switch {
+			case !ok:
+				s.errorf(path, fmt.Sprintf("no [[ratelimit.requests]] policy named %q", name))
+			case scope != "route":
+				s.errorf(path, fmt.Sprintf("policy %q has scope %q: only scope \"route\" policies are referenced by routes (global ones apply to every request)", name, scope))
+			}
+		}
+	}
 }
 
 // routeList returns the route table's part of every [[routes]] entry.
