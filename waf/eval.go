@@ -1,15 +1,17 @@
 package waf
 
 import (
+	"bytes"
 	"sync/atomic"
 	"unsafe"
 )
 
 // value is one inspected request value.
 type value struct {
-	zone zone
-	name []byte
-	data []byte
+	zone       zone
+	structural bool // a protocol-plumbing header, skipped by "inputs"
+	name       []byte
+	data       []byte
 }
 
 // evalState is the per-request scratch space, pooled per RuleSet.
@@ -23,14 +25,20 @@ type evalState struct {
 	valuesTruncated bool
 	bodyTruncated   bool
 
-	// Per current value: transform cache and prefilter bits, keyed by chain.
-	tbuf    []byte
-	cOff    []int32
-	cLen    []int32
-	cStamp  []uint32
-	pfBits  []uint64
-	pfStamp []uint32
-	stamp   uint32
+	// Per current value: transform cache keyed by chain. Chains whose
+	// output equals their parent's (byte for byte, or up to ASCII case when
+	// the last transform is lowercase) share the parent's form, so the
+	// prefilter scans each distinct form of a value once.
+	tbuf      []byte
+	cOff      []int32
+	cLen      []int32
+	cStamp    []uint32
+	cForm     []int32
+	cSame     []bool // output identical to the parent's
+	nforms    int32
+	formBits  []uint64
+	formStamp []uint32
+	stamp     uint32
 
 	hit     []bool
 	sqlToks []sqlTok
@@ -56,8 +64,10 @@ func (rs *RuleSet) getState() *evalState {
 		cOff:    make([]int32, n),
 		cLen:    make([]int32, n),
 		cStamp:  make([]uint32, n),
-		pfBits:  make([]uint64, n*rs.words),
-		pfStamp: make([]uint32, n),
+		cForm:     make([]int32, n),
+		cSame:     make([]bool, n),
+		formBits:  make([]uint64, n*rs.words),
+		formStamp: make([]uint32, n),
 		hit:     make([]bool, len(rs.rules)),
 	}
 }
@@ -132,27 +142,62 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 		return raw
 	}
 	if st.cStamp[c] == st.stamp {
+		if st.cOff[c] < 0 {
+			return raw
+		}
 		return st.tbuf[st.cOff[c] : st.cOff[c]+st.cLen[c]]
 	}
 	ch := &st.rs.chains[c]
 	src := st.transformed(ch.parent, raw)
 	off := len(st.tbuf)
 	st.tbuf = ch.fn(st.tbuf, src)
-	st.cOff[c], st.cLen[c], st.cStamp[c] = int32(off), int32(len(st.tbuf)-off), st.stamp
-	return st.tbuf[off:]
+	out := st.tbuf[off:]
+	st.cStamp[c] = st.stamp
+	pform := int32(0)
+	if ch.parent != 0 {
+		pform = st.cForm[ch.parent]
+	}
+	switch {
+	case bytes.Equal(out, src):
+		// Unchanged: share the parent's bytes and form.
+		st.tbuf = st.tbuf[:off]
+		if ch.parent == 0 {
+			st.cOff[c], st.cLen[c] = -1, 0 // the raw value itself
+		} else {
+			st.cOff[c], st.cLen[c] = st.cOff[ch.parent], st.cLen[ch.parent]
+		}
+		st.cForm[c], st.cSame[c] = pform, true
+		return src
+	case ch.lower && len(out) == len(src):
+		st.cForm[c], st.cSame[c] = pform, false
+	default:
+		st.cForm[c], st.cSame[c] = st.nforms, false
+		st.nforms++
+	}
+	st.cOff[c], st.cLen[c] = int32(off), int32(len(out))
+	return out
 }
 
-// candidate reports whether the prefilter of chain c admits rule r for the
-// current value.
+// form returns the prefilter form of chain c (after transformed(c) ran).
+func (st *evalState) form(c int) int32 {
+	if c == 0 {
+		return 0
+	}
+	return st.cForm[c]
+}
+
+// candidate reports whether the prefilter admits rule r for the current
+// value under chain c, whose transformed bytes are data.
 func (st *evalState) candidate(c int, r int, data []byte) bool {
+	f := st.form(c)
 	w := st.rs.words
-	bits := st.pfBits[c*w : (c+1)*w]
-	if st.pfStamp[c] != st.stamp {
+	bits := st.formBits[int(f)*w : int(f+1)*w]
+	if st.formStamp[f] != st.stamp {
 		clear(bits)
-		if m := st.rs.pf[c]; m != nil {
-			m.scan(data, bits)
+		if st.rs.ac != nil {
+			st.rs.ac.scan(data, bits)
 		}
-		st.pfStamp[c] = st.stamp
+		st.formStamp[f] = st.stamp
 	}
 	return bits[r>>6]&(1<<(uint(r)&63)) != 0
 }
@@ -161,21 +206,25 @@ func (st *evalState) inspect(v *value) {
 	st.stamp++
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
 		clear(st.cStamp)
-		clear(st.pfStamp)
+		clear(st.formStamp)
 		st.stamp = 1
 	}
 	st.tbuf = st.tbuf[:0]
+	st.nforms = 1
 	rs := st.rs
 	for _, ri := range rs.byZone[v.zone] {
 		r := rs.rules[ri]
 		if r.Paranoia > st.pol.Paranoia || st.hit[ri] {
 			continue
 		}
-		if !r.accepts(v.zone, v.name) {
+		if !r.accepts(v) {
 			continue
 		}
-		for _, c := range r.chains {
+		for k, c := range r.chains {
 			data := st.transformed(c, v.data)
+			if k > 0 && c != 0 && st.cSame[c] && r.chains[k-1] == st.rs.chains[c].parent {
+				continue // same bytes as the chain just tried
+			}
 			if r.pf && !rs.noFilter && !st.candidate(c, ri, data) {
 				continue
 			}

@@ -13,7 +13,7 @@ func (st *evalState) add(z zone, name, data []byte) {
 	if len(st.rs.byZone[z]) == 0 {
 		return
 	}
-	st.values = append(st.values, value{zone: z, name: name, data: data})
+	st.values = append(st.values, value{zone: z, name: name, data: data, structural: z == zoneHeader && structuralHeader(name)})
 }
 
 var (

@@ -146,7 +146,7 @@ func requiredLiterals(expr string) []string {
 	return set
 }
 
-const maxExact = 32
+const maxExact = 256
 
 // litInfo: exact is the finite set of strings the node matches (nil: unknown
 // or too many); req is a set one of which every match contains (nil: none).

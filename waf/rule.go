@@ -253,14 +253,15 @@ func (r *Rule) compile() error {
 	return nil
 }
 
-// accepts reports whether a value in zone z named name is one of r's targets.
-func (r *Rule) accepts(z zone, name []byte) bool {
+// accepts reports whether value v is one of r's targets.
+func (r *Rule) accepts(v *value) bool {
+	z, name := v.zone, v.name
 	bit := zoneMask(1) << z
 	ok := false
 	for i := range r.include {
 		s := &r.include[i]
 		if s.mask&bit != 0 && (s.name == "" || equalFoldBS(name, s.name)) {
-			if s.inputs && z == zoneHeader && structuralHeader(name) {
+			if s.inputs && v.structural {
 				continue
 			}
 			ok = true

@@ -17,8 +17,8 @@ type RuleSet struct {
 	chains []chain
 	// byZone lists, per zone, the indices of rules that target it, in rule order.
 	byZone [numZones][]int
-	// prefilter per chain (nil when no rule on that chain uses it).
-	pf       []*acMatcher
+	// ac is the prefilter: every literal of every literal or regex rule.
+	ac       *acMatcher
 	words    int // uint64 words in a rule bitset
 	noFilter bool
 	pool     sync.Pool
@@ -28,6 +28,7 @@ type RuleSet struct {
 type chain struct {
 	parent int // -1 for the identity chain 0
 	fn     transformFunc
+	lower  bool // the last transform is lowercase (ASCII folding only)
 	name   string
 	names  []string // full chain, for explain
 }
@@ -109,14 +110,15 @@ func (rs *RuleSet) intern(parent int, name string) int {
 		}
 	}
 	names := append(append([]string(nil), rs.chains[parent].names...), name)
-	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names})
+	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names, lower: name == "lowercase"})
 	return len(rs.chains) - 1
 }
 
-// buildPrefilters collects, per chain, the literals that every match of a
-// literal or regex rule must contain, and builds one automaton per chain.
+// buildPrefilters collects the literals that every match of a literal or
+// regex rule must contain into one automaton.
 func (rs *RuleSet) buildPrefilters() {
-	lits := make([][]acPattern, len(rs.chains))
+	var ps []acPattern
+	seen := map[acPattern]bool{}
 	for _, r := range rs.rules {
 		var set []string
 		switch {
@@ -131,17 +133,16 @@ func (rs *RuleSet) buildPrefilters() {
 			continue
 		}
 		r.pf = true
-		for _, c := range r.chains {
-			for _, s := range set {
-				lits[c] = append(lits[c], acPattern{lit: s, rule: r.idx})
+		for _, s := range set {
+			p := acPattern{lit: s, rule: r.idx}
+			if !seen[p] {
+				seen[p] = true
+				ps = append(ps, p)
 			}
 		}
 	}
-	rs.pf = make([]*acMatcher, len(rs.chains))
-	for c, ps := range lits {
-		if len(ps) > 0 {
-			rs.pf[c] = buildAC(ps)
-		}
+	if len(ps) > 0 {
+		rs.ac = buildAC(ps)
 	}
 }
 

@@ -1,0 +1,85 @@
+package waf
+
+import (
+	"strings"
+	"testing"
+)
+
+// benignGET is a realistic browser GET with 10 headers and 3 query args.
+func benignGET() *Request {
+	return getRequest("/products/list?category=shoes&page=2&sort=price_asc",
+		"Host: shop.example.com",
+		"User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
+		"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
+		"Accept-Language: en-US,en;q=0.9",
+		"Accept-Encoding: gzip, deflate, br, zstd",
+		"Referer: https://shop.example.com/products",
+		"Cookie: session=9f8e7d6c5b4a; theme=dark; cart=3",
+		"Sec-Fetch-Site: same-origin",
+		"Sec-Fetch-Mode: navigate",
+		"Upgrade-Insecure-Requests: 1",
+	)
+}
+
+// benignPOST is a 4 KiB urlencoded form.
+func benignPOST() *Request {
+	var b strings.Builder
+	for i := 0; b.Len() < 4096-40; i++ {
+		b.WriteString("field")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString("=Some+ordinary+text+value+number+")
+		b.WriteByte(byte('0' + i%10))
+		b.WriteString("&")
+	}
+	b.WriteString("comment=Thanks+for+the+quick+delivery")
+	r := postRequest("/checkout/submit", "application/x-www-form-urlencoded", b.String())
+	r.Headers = append(benignGET().Headers, r.Headers...)
+	return r
+}
+
+func BenchmarkEvaluateGET(b *testing.B) {
+	rs := loadRules(b)
+	p := testPolicy(b, PolicyConfig{Mode: "block"})
+	req := benignGET()
+	b.ReportAllocs()
+	for b.Loop() {
+		rs.Evaluate(req, p)
+	}
+}
+
+func BenchmarkEvaluatePOST4K(b *testing.B) {
+	rs := loadRules(b)
+	p := testPolicy(b, PolicyConfig{Mode: "block"})
+	req := benignPOST()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req.Body)))
+	for b.Loop() {
+		rs.Evaluate(req, p)
+	}
+}
+
+func BenchmarkEvaluateAttack(b *testing.B) {
+	rs := loadRules(b)
+	p := testPolicy(b, PolicyConfig{Mode: "block"})
+	req := getRequest("/search?q=1%27+UNION+SELECT+password+FROM+users--&x=%3Cscript%3Ealert(1)%3C/script%3E", "User-Agent: sqlmap/1.7")
+	b.ReportAllocs()
+	for b.Loop() {
+		rs.Evaluate(req, p)
+	}
+}
+
+// TestBenignAllocs is the allocation budget of the benign GET (≤ 10).
+func TestBenignAllocs(t *testing.T) {
+	rs := loadRules(t)
+	p := testPolicy(t, PolicyConfig{Mode: "block"})
+	req := benignGET()
+	if v := rs.Evaluate(req, p); v.Action != ActionAllow || len(v.Matches) != 0 {
+		t.Fatalf("benign GET: got %v %q, want allow with no matches", v.Action, ids(v))
+	}
+	if v := rs.Evaluate(benignPOST(), p); v.Action != ActionAllow || len(v.Matches) != 0 {
+		t.Fatalf("benign POST: got %v %q, want allow with no matches", v.Action, ids(v))
+	}
+	if n := testing.AllocsPerRun(200, func() { rs.Evaluate(req, p) }); n > 10 {
+		t.Errorf("got %.1f allocs per benign GET, want ≤ 10", n)
+	}
+}
