@@ -86,12 +86,25 @@ func (s *certStore) lookupName(name string, chi *stdtls.ClientHelloInfo) (*stdtl
 	if c := pick(s.exact[name], chi); c != nil {
 		return c, sniExact
 	}
-	if i := strings.IndexByte(name, '.'); i > 0 {
+	if i := strings.IndexByte(name, '.'); i > 0 && validLabel(name[:i]) {
 		if c := pick(s.wildcard[name[i+1:]], chi); c != nil {
 			return c, sniWildcard
 		}
 	}
 	return nil, sniDefault
+}
+
+// validLabel reports whether a host-name label may be matched by a
+// wildcard: letters, digits, hyphens and underscores (as crypto/x509
+// accepts), already lower-cased.
+func validLabel(l string) bool {
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return l != ""
 }
 
 // pick returns the first candidate the client supports, or the first one.

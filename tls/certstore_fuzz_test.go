@@ -1,0 +1,55 @@
+package tls
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzCertLookup checks the SNI index against crypto/x509's own host-name
+// matching (the slow path): a name the store covers verifies against the
+// selected certificate, and a name some certificate verifies for is covered.
+func FuzzCertLookup(f *testing.F) {
+	ca := newTestCA(f)
+	dir := f.TempDir()
+	var entries []*certEntry
+	for i, names := range [][]string{{"www.example.com", "example.com"}, {"*.example.com"}, {"*.b.example.org", "x.test"}} {
+		cf, _ := ca.writePair(f, dir, "c"+string(rune('0'+i)), leafOpts{names: names})
+		e, err := loadPair(pairPaths{certFile: cf.CertFile, keyFile: cf.KeyFile}, ca.cert.NotBefore.Add(1))
+		if err != nil {
+			f.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	s, err := newCertStore(entries, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{"www.example.com", "API.example.com", "a.b.example.org", "b.example.org", "example.com.", "x.test", "", ".", "a..example.com", "*.example.com"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if len(name) > 300 {
+			return
+		}
+		covered := s.covers(name)
+		if strings.ContainsAny(name, "*") {
+			return // x509 rejects wildcard input; the store may match it harmlessly
+		}
+		var verifies bool
+		for _, e := range entries {
+			if e.cert.Leaf.VerifyHostname(name) == nil {
+				verifies = true
+				break
+			}
+		}
+		if covered {
+			c, _ := s.lookupName(normalizeHost(name), nil)
+			if err := c.Leaf.VerifyHostname(name); err != nil {
+				t.Fatalf("store selects %v for %q, x509 says %v", c.Leaf.DNSNames, name, err)
+			}
+		}
+		if verifies && !covered {
+			t.Fatalf("x509 verifies %q but the store does not cover it", name)
+		}
+	})
+}
