@@ -128,3 +128,32 @@ func TestReverseProxyErrorStatuses(t *testing.T) {
 		t.Errorf("ambiguous path: status %d, %d requests to the pool; want 400, 0", resp.StatusCode, p.Stats().Servers[0].Requests)
 	}
 }
+
+// TestReverseProxyTrailers: gRPC-style response trailers cross ReverseProxy + Pool end to end,
+// HTTP/2 client to HTTP/2, h2c and HTTP/3 origins.
+func TestReverseProxyTrailers(t *testing.T) {
+	for _, proto := range []string{ProtoH2, ProtoH2C, ProtoH3} {
+		t.Run(proto, func(t *testing.T) {
+			o := startOrigin(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Trailer", "Grpc-Status")
+				w.Header().Set("Content-Type", "application/grpc")
+				_, _ = io.WriteString(w, "msg")
+				w.Header().Set("Grpc-Status", "7")
+			}), false)
+			p := mustPool(t, testConfig(proto, o.addr), options{})
+			front := httptest.NewUnstartedServer(newProxy(p, routes.PathReject))
+			front.EnableHTTP2 = true
+			front.StartTLS()
+			defer front.Close()
+			resp, err := front.Client().Post(front.URL+"/svc/Method", "application/grpc", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.ProtoMajor != 2 || string(body) != "msg" || resp.Trailer.Get("Grpc-Status") != "7" {
+				t.Errorf("got %s, body %q, trailer %q; want HTTP/2, msg, 7", resp.Proto, body, resp.Trailer.Get("Grpc-Status"))
+			}
+		})
+	}
+}
