@@ -154,3 +154,37 @@ func TestConnAllowlistExempt(t *testing.T) {
 		}
 	}
 }
+
+func TestAdmitAllocs(t *testing.T) {
+	r := newTestConns(t, func(c *Config) { c.Connections.PerSecond = 1e6; c.Connections.Burst = 1e6 })
+	ip := netip.MustParseAddr("192.0.2.1")
+	// Two allocations: the release closure of an admitted connection and its
+	// once-flag (an accept allocates far more in net and crypto/tls).
+	if n := testing.AllocsPerRun(1000, func() {
+		rel, _, _ := r.Conns.AdmitAt(ip, t0)
+		rel()
+	}); n > 2 {
+		t.Errorf("got %v allocs, want at most 2", n)
+	}
+	r.Bans.SetLists([]netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}, nil)
+	blocked := netip.MustParseAddr("203.0.113.1")
+	if n := testing.AllocsPerRun(1000, func() { r.Conns.AdmitAt(blocked, t0) }); n != 0 {
+		t.Errorf("refusal: got %v allocs, want 0", n)
+	}
+}
+
+func BenchmarkAdmit(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Connections.PerSecond, cfg.Connections.Burst = 1e6, 1e6
+	r, err := New(cfg, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ip := netip.MustParseAddr("2001:db8::1")
+	cpuBench(b, func(i int) {
+		rel, _, ok := r.Conns.AdmitAt(ip, t0.Add(time.Duration(i)*time.Microsecond))
+		if ok {
+			rel()
+		}
+	})
+}
