@@ -253,3 +253,11 @@ content_type = "text/plain"
 		t.Errorf("host = 5 decoded without error")
 	}
 }
+
+func TestActionString(t *testing.T) {
+	for a, want := range map[Action]string{ActionBackend: "backend", ActionRedirect: "redirect", ActionRespond: "respond", 0: "none"} {
+		if got := a.String(); got != want {
+			t.Errorf("Action(%d).String() = %q, want %q", a, got, want)
+		}
+	}
+}

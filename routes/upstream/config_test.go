@@ -234,3 +234,22 @@ func BenchmarkRoundTripH1Baseline(b *testing.B) {
 		resp.Body.Close()
 	}
 }
+
+func TestErrorText(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&Error{Backend: "api", Err: ErrNoHealthyServer}, "upstream: backend api: upstream: no healthy server"},
+		{&Error{Backend: "api", Server: "10.0.0.1:80", Err: &dialError{err: errors.New("connection refused")}}, "upstream: backend api server 10.0.0.1:80: dial: connection refused"},
+	}
+	for _, tc := range tests {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+	p := mustPool(t, testConfig(ProtoH1, "127.0.0.1:1"), options{})
+	if p.Name() != "test" {
+		t.Errorf("Name() = %q, want test", p.Name())
+	}
+}
