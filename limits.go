@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"edge/ratelimit"
@@ -52,19 +53,17 @@ func (l *admitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// releaseConn returns the connection limiter's slot once, when closed.
+// releaseConn returns the connection limiter's slot once, when closed (net/http may close a
+// connection from two goroutines during shutdown).
 type releaseConn struct {
 	net.Conn
 	release func()
-	done    bool
+	once    sync.Once
 }
 
 func (c *releaseConn) Close() error {
 	err := c.Conn.Close()
-	if !c.done {
-		c.done = true
-		c.release()
-	}
+	c.once.Do(c.release)
 	return err
 }
 
