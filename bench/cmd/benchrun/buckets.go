@@ -14,7 +14,7 @@ var buckets = []struct {
 	name string
 	re   *regexp.Regexp
 }{
-	{"GC (marking, scanning, stack walks)", regexp.MustCompile(`^runtime\.(gc|scan|mark|greyobject|findObject|wbBuf|sweep|\(\*spanSet\)|tryDefer|\(\*mspan\)|\(\*gcWork\)|typePointers|heapBits|step$|pcvalue|funcInfo|findfunc|\(\*unwinder\)|bulkBarrier)|^internal/runtime/gc/`)},
+	{"GC (marking, scanning, stack walks)", regexp.MustCompile(`^gcWriteBarrier|^runtime\.(gc|scan|mark|greyobject|findObject|wbBuf|sweep|\(\*spanSet\)|tryDefer|\(\*mspan\)|\(\*gcWork\)|typePointers|heapBits|step$|pcvalue|funcInfo|findfunc|\(\*unwinder\)|bulkBarrier)|^internal/runtime/gc/`)},
 	{"allocation", regexp.MustCompile(`^runtime\.(mallocgc|memclr|nextFreeFast|newobject|makeslice|growslice|\(\*mcache\)|\(\*mheap\)|rawstring|slicebytetostring|concatstring)`)},
 	{"scheduler, channels, locks", regexp.MustCompile(`^runtime\.(selectgo|chan|gopark|goready|schedule|findRunnable|runq|park_m|lock|unlock|futex|usleep|netpoll|notesleep|notewakeup|mcall|gogo|execute|ready|wakep|stopm|startm|casgstatus|resetspinning|checkTimers|nanotime|stealWork|sellock|selunlock|entersyscall|exitsyscall|reentersyscall)|^sync\.|^internal/sync`)},
 	{"syscall entry (Go side)", regexp.MustCompile(`^(internal/runtime/syscall|syscall\.|internal/poll\.|runtime\.syscall)`)},
@@ -22,7 +22,9 @@ var buckets = []struct {
 	{"net/http, HTTP/2 (stdlib, x/net)", regexp.MustCompile(`^(net/http|golang\.org/x/net|net/textproto|net/url|mime)`)},
 	{"quic-go and HTTP/3", regexp.MustCompile(`^github\.com/quic-go`)},
 	{"edge's own packages", regexp.MustCompile(`^edge[./]`)},
-	{"memmove, hashing, strings", regexp.MustCompile(`^(runtime\.(memmove|memequal|memhash|aeshash|strhash|cmpstring|mapaccess|mapassign|efaceeq)|strings\.|bytes\.|internal/bytealg|strconv\.|unicode)`)},
+	{"logging, metrics, fmt (slog, encoding/json, fmt, prometheus)", regexp.MustCompile(`^(log/slog|log\.|encoding/json|fmt\.|github\.com/prometheus|internal/fmtsort)`)},
+	{"net, bufio, context, io (I/O plumbing)", regexp.MustCompile(`^(net\.|net/netip|bufio\.|context\.|io\.|time\.)`)},
+	{"memmove, hashing, strings", regexp.MustCompile(`^(runtime\.(memmove|memequal|memhash|aeshash|strhash|cmpstring|mapaccess|mapassign|efaceeq)|strings\.|bytes\.|internal/bytealg|internal/strconv|strconv\.|unicode|slices\.|sort\.|aeshashbody|memeqbody|cmpbody|indexbytebody)`)},
 	{"other Go runtime", regexp.MustCompile(`^runtime\.`)},
 }
 

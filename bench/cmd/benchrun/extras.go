@@ -27,6 +27,9 @@ type extraSample struct {
 // rateCells are driven at a fixed offered rate every arm sustains.
 var rateCells = []cell{{protoH1C, "56"}, {protoH1TLS, "56"}, {protoH2TLS, "56"}}
 
+// syscallRequests is the size of the run counted with perf stat.
+const syscallRequests = 10000
+
 // ratePerConn is the fixed rate per connection (10 connections: 4000 req/s).
 const ratePerConn = 400
 
@@ -38,9 +41,12 @@ func (b *bench) fullExtras() error {
 	for r := 0; r < b.rounds; r++ {
 		for _, c := range rateCells {
 			for _, a := range rotate(b.arms, r) {
-				s, err := b.measureOne("rate", r, a, c, loadSpec{dur: b.dur, rps: ratePerConn})
+				s, ok, err := b.measureOne("rate", r, a, c, loadSpec{dur: b.dur, rps: ratePerConn})
 				if err != nil {
 					return err
+				}
+				if !ok {
+					continue
 				}
 				b.samples = append(b.samples, s)
 				fmt.Fprintf(os.Stderr, "round %d  rate %-19s %-10s %8.1f µs/req\n", r+1, c, a.label, s.usPerReq())
@@ -73,7 +79,7 @@ func (b *bench) syscallsPerReq(round int, a *arm, c cell) (extraSample, error) {
 		return extraSample{}, err
 	}
 	time.Sleep(300 * time.Millisecond)
-	res, err := runLoad(b, a, c, loadSpec{dur: b.dur})
+	res, err := runLoad(b, a, c, loadSpec{n: syscallRequests})
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -64,7 +65,13 @@ type loadSpec struct {
 	dur time.Duration // run time, or 0 with n
 	n   int           // requests in total, or 0 with dur
 	rps int           // requests per second per connection, 0 = closed loop
+	// timeout ends the generator (and fails the run) when it has not
+	// finished; 0 means dur+20s, or 60s with n.
+	timeout time.Duration
 }
+
+// errTimedOut reports a generator that had to be killed.
+var errTimedOut = errors.New("benchrun: load generator did not finish in time and was killed")
 
 var (
 	reqLineRE  = regexp.MustCompile(`requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout`)
@@ -78,6 +85,9 @@ func runLoad(env *bench, a *arm, c cell, s loadSpec) (loadResult, error) {
 	timeout := 60 * time.Second
 	if s.dur > 0 {
 		timeout = s.dur + 20*time.Second
+	}
+	if s.timeout > 0 {
+		timeout = s.timeout
 	}
 	if c.proto == protoH3 {
 		argv = []string{env.h3load, "-url", "https://" + a.https + c.path(), "-c", strconv.Itoa(loadConns), "-m", strconv.Itoa(loadStreams)}
@@ -124,6 +134,9 @@ func runLoad(env *bench, a *arm, c cell, s loadSpec) (loadResult, error) {
 	res := loadResult{wall: time.Since(start).Seconds()}
 	if cmd.ProcessState != nil {
 		res.genCPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("%w after %v (%s on %s): %s", errTimedOut, timeout, c, a.name, tail(out.String()))
 	}
 	if err != nil {
 		return res, fmt.Errorf("benchrun: %s on %s: %v: %s", c, a.name, err, tail(out.String()))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -37,37 +38,62 @@ func rotate(arms []*arm, r int) []*arm {
 }
 
 // measureOne warms arm a up on cell c, then runs spec and records the proxy
-// and origin CPU deltas around the generator run.
-func (b *bench) measureOne(kind string, round int, a *arm, c cell, spec loadSpec) (sample, error) {
-	if _, err := runLoad(b, a, c, loadSpec{dur: warmUp}); err != nil {
-		return sample{}, err
+// and origin CPU deltas around the generator run. h2load runs are sized in
+// requests, not time (h2load 1.52 can hang at the end of a -D run): the
+// warm-up's rate times the run time, or the fixed rate times the run time.
+// A generator that hangs is killed and the sample skipped (ok false).
+func (b *bench) measureOne(kind string, round int, a *arm, c cell, spec loadSpec) (s sample, ok bool, err error) {
+	warm := loadSpec{n: warmUpRequests}
+	if c.proto == protoH3 {
+		warm = loadSpec{dur: warmUpH3}
+	}
+	w, err := runLoad(b, a, c, warm)
+	if errors.Is(err, errTimedOut) {
+		b.note("round %d, %s, %s: warm-up skipped: %v", round+1, a.label, c, err)
+		return sample{}, false, nil
+	}
+	if err != nil {
+		return sample{}, false, err
+	}
+	if c.proto != protoH3 && spec.dur > 0 {
+		rate := float64(w.requests) / w.wall
+		if spec.rps > 0 {
+			rate = float64(spec.rps * loadConns)
+		}
+		n := int(rate * spec.dur.Seconds())
+		n = max(minRunRequests, min(n, maxRunRequests))
+		spec = loadSpec{n: n, rps: spec.rps, timeout: 3*spec.dur + 20*time.Second}
 	}
 	p0, err := cpuSeconds(a.svc.pid())
 	if err != nil {
-		return sample{}, fmt.Errorf("benchrun: %s died: %w", a.label, err)
+		return sample{}, false, fmt.Errorf("benchrun: %s died: %w", a.label, err)
 	}
 	_, w0, _ := schedTimes(a.svc.pid())
 	o0, _ := cpuSeconds(b.origin.pid())
 	res, err := runLoad(b, a, c, spec)
+	if errors.Is(err, errTimedOut) {
+		b.note("round %d, %s, %s: sample skipped: %v", round+1, a.label, c, err)
+		return sample{}, false, nil
+	}
 	if err != nil {
-		return sample{}, err
+		return sample{}, false, err
 	}
 	p1, err := cpuSeconds(a.svc.pid())
 	if err != nil {
-		return sample{}, fmt.Errorf("benchrun: %s died: %w", a.label, err)
+		return sample{}, false, fmt.Errorf("benchrun: %s died: %w", a.label, err)
 	}
 	_, w1, _ := schedTimes(a.svc.pid())
 	o1, _ := cpuSeconds(b.origin.pid())
 	rss, hwm := memKB(a.svc.pid())
-	s := sample{Kind: kind, Round: round, Arm: a.name, Cell: c.key(), Requests: res.requests, Non2xx: res.non2xx,
+	s = sample{Kind: kind, Round: round, Arm: a.name, Cell: c.key(), Requests: res.requests, Non2xx: res.non2xx,
 		Errors: res.errors, ProxyCPU: p1 - p0, ProxyWait: w1 - w0, GenCPU: res.genCPU, OriginCPU: o1 - o0, Wall: res.wall, RSSKB: rss, HWMKB: hwm}
 	if res.requests == 0 {
-		return s, fmt.Errorf("benchrun: %s on %s completed no request", c, a.label)
+		return s, false, fmt.Errorf("benchrun: %s on %s completed no request", c, a.label)
 	}
 	if res.non2xx > 0 || res.errors > res.requests/100 {
 		b.note("round %d, %s, %s: %d non-2xx and %d errors out of %d requests", round+1, a.label, c, res.non2xx, res.errors, res.requests)
 	}
-	return s, nil
+	return s, true, nil
 }
 
 // measure runs every round: cells in order, and for each cell every arm
@@ -80,9 +106,12 @@ func (b *bench) measure() error {
 				if c.proto == protoH3 && !a.h3 {
 					continue
 				}
-				s, err := b.measureOne("closed", r, a, c, loadSpec{dur: b.dur})
+				s, ok, err := b.measureOne("closed", r, a, c, loadSpec{dur: b.dur})
 				if err != nil {
 					return err
+				}
+				if !ok {
+					continue
 				}
 				b.samples = append(b.samples, s)
 				fmt.Fprintf(os.Stderr, "round %d  %-24s %-10s %8.1f µs/req  %7d req  proxy %3.0f%% (waited %3.0f%%)  gen %3.0f%%  origin %3.0f%%\n",
@@ -94,6 +123,11 @@ func (b *bench) measure() error {
 	return nil
 }
 
-// warmUp is the closed-loop run before every measured run; it is bounded in
-// time, not requests, so a slow arm on a busy box cannot stretch the round.
-const warmUp = 300 * time.Millisecond
+// Run sizes: the warm-up before every measured run (which also measures the
+// rate that sizes an h2load run), and the bounds of a measured h2load run.
+const (
+	warmUpRequests = 500
+	warmUpH3       = 300 * time.Millisecond
+	minRunRequests = 300
+	maxRunRequests = 5_000_000
+)

@@ -18,31 +18,45 @@ var svgSeries = []struct {
 	{ratioCol{"edge-full", "edge-lean"}, "#d62728"},
 }
 
-// svg draws the closed-loop edge ÷ peer ratios as horizontal bars, one group
-// per cell, with the parity line at 1.0 and the goal lines at 1.15, 1.2 and
-// 1.35. Bars longer than the axis are cut and labelled with their value.
+// svg draws the closed-loop edge ÷ peer ratios as bars on a log scale
+// centred on parity (1.0): a bar to the right means edge costs more CPU per
+// request than the peer, to the left less. One group per cell; dashed lines
+// mark the goals 1.15, 1.2 and 1.35. Bars beyond the axis are cut and
+// labelled with their value.
 func (b *bench) svg() string {
 	const (
-		left, barH, gap, top, width = 190.0, 13.0, 12.0, 70.0, 900.0
-		axisMax                     = 3.0
+		left, barH, gap, top, width = 190.0, 13.0, 12.0, 96.0, 900.0
+		axisMax                     = 8.0 // the axis spans 1/8× .. 8×
 	)
 	plotW := width - left - 60
-	x := func(v float64) float64 { return left + plotW*math.Min(v, axisMax)/axisMax }
+	center := left + plotW/2
+	x := func(v float64) float64 {
+		l := math.Log2(v) / math.Log2(axisMax)
+		return center + plotW/2*math.Max(-1, math.Min(1, l))
+	}
 	var rows strings.Builder
 	y := top
 	for _, c := range b.cells {
 		groupTop := y
 		for _, s := range svgSeries {
 			r := b.ratio("closed", s.rc, c.key())
-			if math.IsNaN(r) {
+			if math.IsNaN(r) || r <= 0 {
 				continue
 			}
-			fmt.Fprintf(&rows, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", left, y, x(r)-left, barH-2, s.color)
-			label := fmt.Sprintf("%.2f", r)
-			if r > axisMax {
-				label += " →"
+			x0, x1 := x(1), x(r)
+			if x1 < x0 {
+				x0, x1 = x1, x0
 			}
-			fmt.Fprintf(&rows, `<text x="%.1f" y="%.1f" font-size="10">%s</text>`+"\n", x(r)+4, y+barH-4, label)
+			fmt.Fprintf(&rows, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", x0, y, math.Max(x1-x0, 1), barH-2, s.color)
+			label := fmt.Sprintf("%.2f", r)
+			lx, anchor := x(r)+4, "start"
+			if r < 1 {
+				lx, anchor = x(r)-4, "end"
+			}
+			if r > axisMax || r < 1/axisMax {
+				label += " (cut)"
+			}
+			fmt.Fprintf(&rows, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="%s">%s</text>`+"\n", lx, y+barH-4, anchor, label)
 			y += barH
 		}
 		if y == groupTop {
@@ -55,28 +69,28 @@ func (b *bench) svg() string {
 	var w strings.Builder
 	fmt.Fprintf(&w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif">`+"\n", width, height)
 	fmt.Fprintf(&w, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&w, `<text x="10" y="22" font-size="15" font-weight="bold">edge ÷ peer, proxy CPU per request (closed loop, median of %d rounds; lower is better for edge)</text>`+"\n", b.rounds)
-	fmt.Fprintf(&w, `<text x="10" y="40" font-size="11">%s · %s · mode %s</text>`+"\n", html.EscapeString(b.commit()), b.started.Format("2006-01-02 15:04 UTC"), b.mode)
+	fmt.Fprintf(&w, `<text x="10" y="22" font-size="15" font-weight="bold">edge ÷ peer: proxy CPU per request (closed loop, median of %d rounds)</text>`+"\n", b.rounds)
+	fmt.Fprintf(&w, `<text x="10" y="40" font-size="11">%s · %s · mode %s · log scale: right of 1.0 = edge uses more CPU than the peer, left = less</text>`+"\n", html.EscapeString(b.commit()), b.started.Format("2006-01-02 15:04 UTC"), b.mode)
 	lx := 10.0
 	for _, s := range svgSeries {
 		name := b.label(s.rc.num) + " ÷ " + b.label(s.rc.den)
 		fmt.Fprintf(&w, `<rect x="%.0f" y="50" width="10" height="10" fill="%s"/><text x="%.0f" y="59" font-size="11">%s</text>`+"\n", lx, s.color, lx+14, html.EscapeString(name))
 		lx += 14 + float64(len(name))*6.5 + 16
 	}
-	for _, t := range []float64{0, 0.5, 1, 1.5, 2, 2.5, 3} {
+	for _, t := range []float64{0.125, 0.25, 0.5, 1, 2, 4, 8} {
 		fmt.Fprintf(&w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", x(t), top-4, x(t), y)
-		fmt.Fprintf(&w, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="middle">%.1f×</text>`+"\n", x(t), y+14, t)
+		fmt.Fprintf(&w, `<text x="%.1f" y="%.1f" font-size="10" text-anchor="middle">%g×</text>`+"\n", x(t), y+14, t)
 	}
 	w.WriteString(rows.String())
 	fmt.Fprintf(&w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black" stroke-width="1.5"/>`+"\n", x(1), top-4, x(1), y)
-	for _, g := range []struct {
+	for i, g := range []struct {
 		v    float64
 		name string
-	}{{1.15, "1.15 stack goal"}, {1.2, "1.2 H1 goal"}, {1.35, "1.35 H2 goal"}} {
-		fmt.Fprintf(&w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e69500" stroke-dasharray="4 3"/>`+"\n", x(g.v), top-4, x(g.v), y)
-		fmt.Fprintf(&w, `<text x="%.1f" y="%.1f" font-size="9" fill="#b36b00" transform="rotate(-90 %.1f %.1f)">%s</text>`+"\n", x(g.v)-2, y-2, x(g.v)-2, y-2, g.name)
+	}{{1.15, "1.15 security-stack goal"}, {1.2, "1.2 H1 TLS goal"}, {1.35, "1.35 H2 goal"}} {
+		fmt.Fprintf(&w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e69500" stroke-dasharray="4 3"/>`+"\n", x(g.v), top-8-float64(2-i)*10, x(g.v), y)
+		fmt.Fprintf(&w, `<text x="%.1f" y="%.1f" font-size="9" fill="#b36b00">%s</text>`+"\n", x(g.v)+3, top-9-float64(2-i)*10, g.name)
 	}
-	fmt.Fprintf(&w, `<text x="10" y="%.0f" font-size="10">Bars are cut at %.0f×; the number is the true ratio. Source: bench/results/latest-samples.csv</text>`+"\n", height-10, axisMax)
+	fmt.Fprintf(&w, `<text x="10" y="%.0f" font-size="10">Bars beyond 1/8× or 8× are cut; the number is the true ratio. Each ratio is computed within one round. Source: bench/results/latest-samples.csv</text>`+"\n", height-10)
 	w.WriteString("</svg>\n")
 	return w.String()
 }
