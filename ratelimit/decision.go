@@ -24,6 +24,9 @@ const (
 	numReasons
 )
 
+// NumReasons is the number of Reason values; Stats arrays are indexed by Reason.
+const NumReasons = int(numReasons)
+
 var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf"}
 
 // String returns the reason's metric label, e.g. "rate".
