@@ -38,11 +38,18 @@ type Fingerprints struct {
 // array: Compute allocates twice (the build buffer and the string).
 func Compute(h *Hello, transport Transport) Fingerprints {
 	quic := transport == QUIC
-	// Upper bound of the output: a cipher suite (2 wire bytes) prints as up
-	// to 6 bytes in JA3 and 5 in each raw JA4 form, an extension (4 or more
-	// wire bytes) likewise, a signature algorithm 5 in each raw form, a
-	// group 6, a point format 4; hashes and part a fit in the constant.
-	n := 8*len(h.CipherSuites) + 4*len(h.Extensions) + 5*len(h.SignatureAlgorithms) +
+	// Upper bound of the output: a cipher suite or extension prints as up
+	// to 6 bytes in JA3 and 5 in each raw JA4 form, a signature algorithm 5
+	// in each raw form, a group 6, a point format 4; hashes and part a fit
+	// in the constant. Counting extensions (not their bytes: key shares are
+	// over 1 KB) keeps the buffer small.
+	nExt := 0
+	for it := (extIter{h.Extensions}); ; nExt++ {
+		if _, ok := it.next(); !ok {
+			break
+		}
+	}
+	n := 8*len(h.CipherSuites) + 16*nExt + 5*len(h.SignatureAlgorithms) +
 		3*len(h.SupportedGroups) + 4*len(h.PointFormats) + 256
 	buf := make([]byte, 0, n)
 
