@@ -33,6 +33,7 @@ func Compile(rs []Route, backendExists func(string) bool) (*Table, []string) {
 		if len(es) > 0 {
 			continue
 		}
+		c.Hosts = hosts
 		t.routes = append(t.routes, c)
 		if len(hosts) == 0 {
 			t.any = t.any.add(c)

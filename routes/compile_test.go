@@ -230,6 +230,9 @@ content_type = "text/plain"
 	if name(c) != "api" || c.Timeout != 30*time.Second || c.MaxBodyBytes != 1<<20 {
 		t.Fatalf("Match api = %+v", c)
 	}
+	if diff := cmp.Diff([]string{"api.example.com", "*.api.example.com"}, c.Hosts); diff != "" {
+		t.Errorf("Hosts (-want +got):\n%s", diff)
+	}
 	h := http.Header{"X-Debug": {"1"}}
 	c.RequestHeaders.Apply(h)
 	if diff := cmp.Diff(http.Header{"X-Env": {"prod"}, "X-Via-Edge": {"1"}}, h); diff != "" {

@@ -38,6 +38,9 @@ type Compiled struct {
 	// Index is the route's position in the slice given to Compile, so the root can find its own
 	// per-route data (WAF and rate-limit references).
 	Index int
+	// Hosts are the route's host conditions in canonical form (exact hosts and "*.suffix"
+	// wildcards, duplicates removed); empty when the route matches any host.
+	Hosts []string
 	// Action is what the route does.
 	Action Action
 	// Backend is the pool name for ActionBackend.
