@@ -99,6 +99,7 @@ func main() {
 						fmt.Fprintln(os.Stderr, "h3load:", err)
 						os.Exit(2)
 					}
+					req.Header.Set("User-Agent", "h3load (edge bench)")
 					if body != nil {
 						req.Header.Set("Content-Type", *ctype)
 					}
