@@ -37,7 +37,7 @@ func ExampleCaptureConn() {
 				fp = fingerprint.Compute(&h, fingerprint.TCP)
 				match, _ = db.Lookup(&fp)
 			}
-			cc.Release() // the hello bytes are not needed any more
+			cc.Release()    // the hello bytes are not needed any more
 			return nil, nil // keep the base config
 		}}
 		go func() {
