@@ -68,6 +68,9 @@
 // non-empty header; with a value it requires the first value to be byte-for-byte equal (so
 // value = "" matches a request without the header).
 //
+// Compile rejects what cannot work (errors with key paths); Lint warns about what works but is
+// dead, such as a route whose conditions repeat an earlier route's.
+//
 // # Concurrency and reload
 //
 // A Table is immutable after Compile and safe for concurrent use. Reload compiles a new Table and
