@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"edge/tls"
 )
 
 // ReloadResult is the outcome of one reload attempt, as shown by GET /reload on the admin listener.
@@ -77,6 +79,13 @@ func (s *Server) Reload(trigger string) ReloadResult {
 		return res
 	}
 	res.NotApplied = notLive(s.cfg, cfg)
+	if s.term != nil {
+		// Certificates and ECH keys are re-read in place; a broken pair keeps its old version serving
+		// and is counted by the Terminator.
+		if err := s.term.Reload(); err != nil {
+			res.Problems = append(res.Problems, Problem{Severity: SeverityWarning, File: cfg.File, Path: "tls", Message: err.Error()})
+		}
+	}
 	s.snap.Store(snap)
 	res.OK = true
 	// Backends the new snapshot did not take over are closed once their requests in flight are done:
@@ -115,6 +124,15 @@ func notLive(old, cur *Config) []string {
 	cmp("server.max_header_bytes", old.Server.MaxHeaderBytes, cur.Server.MaxHeaderBytes)
 	cmp("log.access", old.Log.Access, cur.Log.Access)
 	cmp("log.level", old.Log.Level, cur.Log.Level)
+	// The Terminator re-reads certificate and key files on reload; its other settings need a restart.
+	oldTLS, curTLS := old.TLS, cur.TLS
+	oldTLS.Certificates, curTLS.Certificates = nil, nil
+	oldTLS.CertDir, curTLS.CertDir = "", ""
+	oldTLS.ECH, curTLS.ECH = tls.ECHFiles{}, tls.ECHFiles{}
+	cmp("tls", oldTLS, curTLS)
+	cmp("tls.certificates", old.TLS.Certificates, cur.TLS.Certificates)
+	cmp("tls.cert_dir", old.TLS.CertDir, cur.TLS.CertDir)
+	cmp("tls.ech", old.TLS.ECH, cur.TLS.ECH)
 	return keys
 }
 

@@ -160,6 +160,15 @@ func (c *Config) validateRoutes(s *problemSink) {
 	}
 	_, errs := routes.Compile(c.routeList(), c.backendExists)
 	s.addLeaf("", errs, nil)
+	// A route host that no configured certificate covers gets the default certificate: clients will
+	// not trust it.
+	if len(c.TLS.Certificates) > 0 || c.TLS.CertDir != "" {
+		for i, r := range c.Routes {
+			for _, h := range c.TLS.Uncovered(r.Host) {
+				s.warnf(fmt.Sprintf("routes[%d].host", i), fmt.Sprintf("no configured certificate covers %q", h))
+			}
+		}
+	}
 	scopes := map[string]string{}
 	for _, p := range c.RateLimit.Requests {
 		scopes[p.Name] = p.Scope

@@ -30,6 +30,14 @@ func (s *Server) watchedFiles() []string {
 // directories, not the files, so rename-into-place and symlink swaps are seen: a change to a watched
 // name, or to a `..`-prefixed entry (the Kubernetes `..data` symlink), schedules a debounced reload.
 func (s *Server) Watch(ctx context.Context) error {
+	if s.term != nil {
+		// Certificate and ECH key files are watched by the Terminator, which reloads just them.
+		go func() {
+			if err := s.term.Watch(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("certificate watcher stopped", "err", err)
+			}
+		}()
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
