@@ -186,3 +186,48 @@ func TestRemoteIP(t *testing.T) {
 		}
 	}
 }
+
+// TestPickLeastWeighted: in-flight counts are compared per unit of weight.
+func TestPickLeastWeighted(t *testing.T) {
+	cfg := testConfig(ProtoH1, "a:1", "b:1")
+	cfg.LB = LBLeastOutstanding
+	cfg.Servers[1].Weight = 3
+	p := mustPool(t, cfg, options{})
+	a, b := p.servers[0], p.servers[1]
+	tests := []struct {
+		inA, inB int64
+		want     *server
+	}{
+		{0, 0, b},  // (0+1)/1 > (0+1)/3
+		{0, 3, a},  // 1/1 < 4/3
+		{1, 4, b},  // 2/1 > 5/3
+		{2, 10, a}, // 3/1 < 11/3
+	}
+	for _, tc := range tests {
+		a.inflight.Store(tc.inA)
+		b.inflight.Store(tc.inB)
+		if got := p.pickLeast(0, 0); got != tc.want {
+			t.Errorf("in flight a=%d b=%d: picked %s, want %s", tc.inA, tc.inB, got.addr, tc.want.addr)
+		}
+	}
+	a.inflight.Store(0)
+	b.inflight.Store(0)
+}
+
+// TestPickHashWeighted: rendezvous hashing spreads keys in proportion to weight. The hash is
+// fixed, so the counts are deterministic.
+func TestPickHashWeighted(t *testing.T) {
+	cfg := testConfig(ProtoH1, "a:1", "b:1")
+	cfg.LB, cfg.HashHeader = LBHashHeader, "X-K"
+	cfg.Servers[1].Weight = 3
+	p := mustPool(t, cfg, options{})
+	n := 0
+	for i := range 4000 {
+		if p.pickHash("key-"+strconv.Itoa(i), 0, 0) == p.servers[1] {
+			n++
+		}
+	}
+	if n < 2800 || n > 3200 {
+		t.Errorf("weight-3 server got %d of 4000 keys, want about 3000", n)
+	}
+}
