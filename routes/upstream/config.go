@@ -213,7 +213,8 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 	nonNeg("max_idle_per_server", int64(x.MaxIdlePerServer))
 	nonNeg("max_conns_per_server", int64(x.MaxConnsPerServer))
 	if multiplexed := x.Protocol == ProtoH2 || x.Protocol == ProtoH2C || x.Protocol == ProtoH3; multiplexed {
-		if c.MaxIdlePerServer != 0 {
+		// The default (from DefaultBackendConfig) is not a choice the operator made.
+		if c.MaxIdlePerServer != 0 && c.MaxIdlePerServer != DefaultBackendConfig().MaxIdlePerServer {
 			bad("max_idle_per_server", "has no effect for "+x.Protocol+", which multiplexes requests on one connection per server")
 		}
 		if c.MaxConnsPerServer != 0 {

@@ -98,10 +98,13 @@ func TestDefaults(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("zero config with defaults (-want +got):\n%s", diff)
 	}
-	d := DefaultBackendConfig()
-	d.Servers = []ServerConfig{{Address: "a:1"}}
-	if errs, warns := d.Validate(); len(errs)+len(warns) != 0 {
-		t.Errorf("defaults do not validate: %q %q", errs, warns)
+	for _, proto := range []string{ProtoH1, ProtoH1TLS, ProtoH2, ProtoH2C, ProtoH3} {
+		d := DefaultBackendConfig()
+		d.Servers = []ServerConfig{{Address: "a:1"}}
+		d.Protocol = proto
+		if errs, warns := d.Validate(); len(errs)+len(warns) != 0 {
+			t.Errorf("defaults with protocol %s do not validate: %q %q", proto, errs, warns)
+		}
 	}
 }
 
