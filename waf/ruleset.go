@@ -160,3 +160,9 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 	}
 	return m
 }
+
+// withoutPrefilter returns a copy of rs that runs every matcher (the
+// reference for the differential prefilter test).
+func (rs *RuleSet) withoutPrefilter() *RuleSet {
+	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac, words: rs.words, noFilter: true}
+}
