@@ -22,7 +22,7 @@ type instrSample struct {
 // callgrindCells and callgrindRequests: what is counted under valgrind.
 var callgrindCells = []cell{{protoH1TLS, "56"}, {protoH2TLS, "56"}}
 
-const callgrindRequests = 3000
+const callgrindRequests = 2000
 
 var totalsRE = regexp.MustCompile(`(?m)^(?:summary|totals):\s+(\d+)`)
 

@@ -21,8 +21,9 @@ type section struct {
 	text string
 }
 
-// backendsTables is the origin backend in the table form of servers.
-const backendsTables = "[backends.origin]\n[[backends.origin.servers]]\naddress = \"@ORIGIN@\"\n\n"
+// backendsStrings is the origin backend in the older form of servers (a
+// list of addresses), tried when the template's table form is rejected.
+const backendsStrings = "[backends.origin]\nservers = [\"@ORIGIN@\"]\n\n"
 
 var headerRE = regexp.MustCompile(`^\s*\[\[?\s*([A-Za-z0-9_-]+)`)
 
@@ -97,7 +98,7 @@ func buildEdgeConfig(edgeBin, dir, repo string, a *arm, templates ...string) (*e
 		base.Reset()
 		for _, s := range secs {
 			if s.name == "backends" {
-				s.text = repl.Replace(backendsTables)
+				s.text = repl.Replace(backendsStrings)
 			}
 			if requiredSections[s.name] {
 				base.WriteString(s.text)

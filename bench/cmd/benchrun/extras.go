@@ -28,7 +28,7 @@ type extraSample struct {
 var rateCells = []cell{{protoH1C, "56"}, {protoH1TLS, "56"}, {protoH2TLS, "56"}}
 
 // syscallRequests is the size of the run counted with perf stat.
-const syscallRequests = 10000
+const syscallRequests = 5000
 
 // ratePerConn is the fixed rate per connection (10 connections: 4000 req/s).
 const ratePerConn = 400

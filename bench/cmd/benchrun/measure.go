@@ -88,7 +88,7 @@ func (b *bench) measureOne(kind string, round int, a *arm, c cell, spec loadSpec
 	s = sample{Kind: kind, Round: round, Arm: a.name, Cell: c.key(), Requests: res.requests, Non2xx: res.non2xx,
 		Errors: res.errors, ProxyCPU: p1 - p0, ProxyWait: w1 - w0, GenCPU: res.genCPU, OriginCPU: o1 - o0, Wall: res.wall, RSSKB: rss, HWMKB: hwm}
 	if res.requests == 0 {
-		return s, false, fmt.Errorf("benchrun: %s on %s completed no request", c, a.label)
+		return s, false, fmt.Errorf("benchrun: %s on %s completed no request (a limiter or ban on this arm? see %s)", c, a.label, a.svc.log.Name())
 	}
 	if res.non2xx > 0 || res.errors > res.requests/100 {
 		b.note("round %d, %s, %s: %d non-2xx and %d errors out of %d requests", round+1, a.label, c, res.non2xx, res.errors, res.requests)
