@@ -60,15 +60,15 @@ func (rs *RuleSet) getState() *evalState {
 	}
 	n := len(rs.chains)
 	return &evalState{
-		rs:      rs,
-		cOff:    make([]int32, n),
-		cLen:    make([]int32, n),
-		cStamp:  make([]uint32, n),
+		rs:        rs,
+		cOff:      make([]int32, n),
+		cLen:      make([]int32, n),
+		cStamp:    make([]uint32, n),
 		cForm:     make([]int32, n),
 		cSame:     make([]bool, n),
 		formBits:  make([]uint64, n*rs.words),
 		formStamp: make([]uint32, n),
-		hit:     make([]bool, len(rs.rules)),
+		hit:       make([]bool, len(rs.rules)),
 	}
 }
 

@@ -1,0 +1,103 @@
+// Command tables regenerates the generated sections of rules/README.md: the
+// per-category rule count table (from the rule files) and the quality table
+// (edge vs Coraza+CRS PL1/PL2 on the shared corpora, when present).
+//
+//	go run ./scripts/waf/tables [-rules rules/waf] [-readme rules/README.md] [-corpora ../shared/corpora/waf]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"edge/waf"
+	"edge/waf/quality"
+)
+
+func main() {
+	rules := flag.String("rules", "rules/waf", "rule directory")
+	readme := flag.String("readme", "rules/README.md", "README to update")
+	corpora := flag.String("corpora", "../shared/corpora/waf", "corpora directory (quality table skipped when absent)")
+	flag.Parse()
+	if err := run(*rules, *readme, *corpora); err != nil {
+		fmt.Fprintln(os.Stderr, "tables:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rulesDir, readme, corpora string) error {
+	rs, err := waf.Load(rulesDir)
+	if err != nil {
+		return err
+	}
+	doc, err := os.ReadFile(readme)
+	if err != nil {
+		return err
+	}
+	out, err := replaceSection(string(doc), "rule-counts", countTable(rs))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(corpora); err == nil {
+		c := waf.DefaultConfig()
+		p, err := c.Policy()
+		if err != nil {
+			return err
+		}
+		rows, err := quality.Run(corpora, quality.Eval(rs, p), nil)
+		if err != nil {
+			return err
+		}
+		if out, err = replaceSection(out, "quality", quality.Markdown(rows)); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(os.Stderr, "tables: corpora not found, quality table left unchanged")
+	}
+	return os.WriteFile(readme, []byte(out), 0o644)
+}
+
+func countTable(rs *waf.RuleSet) string {
+	counts := rs.CategoryCounts()
+	byPL := map[string][4]int{}
+	for _, r := range rs.Rules() {
+		a := byPL[r.Category]
+		a[r.Paranoia-1]++
+		byPL[r.Category] = a
+	}
+	cats := make([]string, 0, len(counts))
+	for c := range counts {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	var b strings.Builder
+	b.WriteString("| category | id prefix | rules | PL1 | PL2 | PL3 | PL4 |\n|---|---|---:|---:|---:|---:|---:|\n")
+	total := 0
+	for _, c := range cats {
+		a := byPL[c]
+		b.WriteString("| " + c + " | `" + strings.ToUpper(c) + "-` | " + strconv.Itoa(counts[c]))
+		for _, n := range a {
+			b.WriteString(" | " + strconv.Itoa(n))
+		}
+		b.WriteString(" |\n")
+		total += counts[c]
+	}
+	b.WriteString("| **total** | | **" + strconv.Itoa(total) + "** | | | | |\n")
+	return b.String()
+}
+
+// replaceSection replaces the text between <!-- BEGIN name --> and
+// <!-- END name --> markers.
+func replaceSection(doc, name, body string) (string, error) {
+	begin, end := "<!-- BEGIN "+name+" -->\n", "<!-- END "+name+" -->"
+	i := strings.Index(doc, begin)
+	j := strings.Index(doc, end)
+	if i < 0 || j < i {
+		return "", errors.New("markers for " + name + " not found")
+	}
+	return doc[:i+len(begin)] + body + doc[j:], nil
+}
