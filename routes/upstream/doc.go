@@ -16,10 +16,16 @@
 //   - h2c: HTTP/2 with prior knowledge over cleartext TCP (RFC 9113 §3.3);
 //   - h3: quic-go's http3.Transport, one multiplexed QUIC connection per server.
 //
-// Compression is never added or removed. A request with "Expect: 100-continue" waits at most
-// one second for the origin's 100 before its body is sent (net/http's ExpectContinueTimeout). Upstream TLS verifies the server certificate against
-// the system roots or tls.ca_file, with SNI tls.server_name or the host of each server address;
-// tls.cert_file/key_file present a client certificate. 0-RTT is never used towards origins.
+// max_idle_per_server and max_conns_per_server apply to h1 and h1-tls; Validate rejects them for
+// the multiplexed protocols. connect_timeout_ms bounds the TCP connect and, separately, the TLS
+// handshake (for h3: the QUIC handshake); response_header_timeout_ms starts once the request is
+// written.
+//
+// Compression is never added or removed. A request with "Expect: 100-continue" waits at most one
+// second for the origin's 100 before its body is sent (net/http's ExpectContinueTimeout).
+// Upstream TLS verifies the server certificate against the system roots or tls.ca_file, with SNI
+// tls.server_name or the host of each server address; tls.cert_file/key_file present a client
+// certificate. 0-RTT is never used towards origins.
 //
 // # Selection, health, retries
 //
@@ -31,8 +37,8 @@
 // to round robin.
 //
 // Passive health: max_fails consecutive failed attempts (no response: connect error, reset,
-// timeout) eject a server for eject_ms; after that it is back in rotation with a fresh count. Active
-// health (when health.path is set): every interval_ms each server gets GET path on its own
+// timeout) eject a server for eject_ms; after that it is back in rotation with a fresh count.
+// Active health (when health.path is set): every interval_ms each server gets GET path on its own
 // transport; a status 200-399 within timeout_ms is a success; unhealthy_threshold failures in a row
 // mark it down, healthy_threshold successes in a row up again. Servers start up. A server is
 // chosen only when it is up and not ejected; with none, RoundTrip fails with ErrNoHealthyServer.
@@ -40,8 +46,8 @@
 // A failed attempt is retried on another server, up to max_attempts tries in all, only when the
 // request is idempotent (RFC 9110 §9.2.2: GET, HEAD, OPTIONS, TRACE, PUT, DELETE), its body can be
 // replayed (no body, or GetBody set) and no response arrived: a connect failure, or a reset or
-// close of the connection before the response headers. Timeouts waiting for a response are never
-// retried. net/http itself replays a request once when a reused keep-alive connection turns out
+// close of the connection before the response headers (a connect timeout counts as a connect
+// failure). Timeouts waiting for a response are never retried. net/http itself replays a request once when a reused keep-alive connection turns out
 // to be dead before any byte was written, which is the same rule.
 //
 // StatusFor is the one place that maps errors: ErrNoHealthyServer → 503, connect, response-header
