@@ -47,8 +47,9 @@
 // request is idempotent (RFC 9110 §9.2.2: GET, HEAD, OPTIONS, TRACE, PUT, DELETE), its body can be
 // replayed (no body, or GetBody set) and no response arrived: a connect failure, or a reset or
 // close of the connection before the response headers (a connect timeout counts as a connect
-// failure). Timeouts waiting for a response are never retried. net/http itself replays a request once when a reused keep-alive connection turns out
-// to be dead before any byte was written, which is the same rule.
+// failure). Timeouts waiting for a response are never retried. net/http itself replays a request
+// once when a reused keep-alive connection turns out to be dead before any byte was written, which
+// is the same rule.
 //
 // StatusFor is the one place that maps errors: ErrNoHealthyServer → 503, connect, response-header
 // and deadline timeouts → 504, everything else → 502.
