@@ -48,6 +48,10 @@ type BackendConfig struct {
 	ConnectTimeoutMS int64 `toml:"connect_timeout_ms"`
 	// ResponseHeaderTimeoutMS bounds the wait for response headers after the request is sent.
 	ResponseHeaderTimeoutMS int64 `toml:"response_header_timeout_ms"`
+	// PingIntervalMS (h2, h2c): a connection on which nothing arrived for this long gets a PING
+	// (RFC 9113 §6.7) and is closed when the PING is not answered within the same time, so a
+	// silently dead connection is not reused.
+	PingIntervalMS int64 `toml:"ping_interval_ms"`
 
 	// LB selects the server: "round_robin" (smooth weighted), "least_outstanding" (fewest
 	// in-flight requests per weight), "hash_ip" (rendezvous hash of the client IP) or
@@ -148,6 +152,7 @@ func (c BackendConfig) withDefaults() BackendConfig {
 	or(&c.IdleTimeoutMS, d.IdleTimeoutMS)
 	or(&c.ConnectTimeoutMS, d.ConnectTimeoutMS)
 	or(&c.ResponseHeaderTimeoutMS, d.ResponseHeaderTimeoutMS)
+	or(&c.PingIntervalMS, d.PingIntervalMS)
 	ori(&c.MaxAttempts, d.MaxAttempts)
 	ori(&c.Passive.MaxFails, d.Passive.MaxFails)
 	or(&c.Passive.EjectMS, d.Passive.EjectMS)
@@ -229,6 +234,11 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 	ms("idle_timeout_ms", x.IdleTimeoutMS)
 	ms("connect_timeout_ms", x.ConnectTimeoutMS)
 	ms("response_header_timeout_ms", x.ResponseHeaderTimeoutMS)
+	ms("ping_interval_ms", x.PingIntervalMS)
+	if c.PingIntervalMS != 0 && c.PingIntervalMS != DefaultBackendConfig().PingIntervalMS &&
+		x.Protocol != ProtoH2 && x.Protocol != ProtoH2C {
+		bad("ping_interval_ms", "only used with h2 and h2c, got protocol "+strconv.Quote(x.Protocol))
+	}
 	switch x.LB {
 	case LBRoundRobin, LBLeastOutstanding, LBHashIP:
 		if x.HashHeader != "" {

@@ -51,6 +51,8 @@ func TestValidate(t *testing.T) {
 		}), []string{"tls: cert_file: tls: found a certificate rather than a key in the PEM for the private key"}},
 		{"negative limits", with(func(c *BackendConfig) { c.MaxIdlePerServer, c.MaxConnsPerServer = -1, -2 }), []string{"max_conns_per_server: must be >= 0, got -2", "max_idle_per_server: must be >= 0, got -1"}},
 		{"max idle h2", with(func(c *BackendConfig) { c.Protocol = ProtoH2C; c.MaxIdlePerServer = 8 }), []string{"max_idle_per_server: has no effect for h2c, which multiplexes requests on one connection per server"}},
+		{"ping on h1", with(func(c *BackendConfig) { c.PingIntervalMS = 5000 }), []string{`ping_interval_ms: only used with h2 and h2c, got protocol "h1"`}},
+		{"negative ping", with(func(c *BackendConfig) { c.Protocol = ProtoH2C; c.PingIntervalMS = -1 }), []string{"ping_interval_ms: must be 1-86400000 (0 for the default), got -1"}},
 		{"max conns h3", with(func(c *BackendConfig) { c.Protocol = ProtoH3; c.MaxConnsPerServer = 2 }), []string{"max_conns_per_server: has no effect for h3, which multiplexes requests on one connection per server"}},
 		{"timeouts", with(func(c *BackendConfig) {
 			c.ConnectTimeoutMS, c.ResponseHeaderTimeoutMS, c.IdleTimeoutMS = -1, maxTimeoutMS+1, -5
@@ -119,6 +121,7 @@ hash_header = "X-User"
 idle_timeout_ms = 30000
 connect_timeout_ms = 1000
 response_header_timeout_ms = 10000
+ping_interval_ms = 5000
 max_attempts = 3
 [backends.api.tls]
 server_name = "api.internal"
@@ -151,7 +154,7 @@ max_conns_per_server = 100
 	want := BackendConfig{
 		Servers:  []ServerConfig{{Address: "127.0.0.1:9000", Weight: 2}, {Address: "127.0.0.1:9001"}},
 		Protocol: ProtoH2, LB: LBHashHeader, HashHeader: "X-User",
-		IdleTimeoutMS: 30000, ConnectTimeoutMS: 1000, ResponseHeaderTimeoutMS: 10000, MaxAttempts: 3,
+		IdleTimeoutMS: 30000, ConnectTimeoutMS: 1000, ResponseHeaderTimeoutMS: 10000, PingIntervalMS: 5000, MaxAttempts: 3,
 		TLS:     TLSConfig{ServerName: "api.internal", InsecureSkipVerify: true},
 		Passive: PassiveConfig{MaxFails: 5, EjectMS: 30000},
 		Health:  HealthConfig{Path: "/healthz", Host: "api.internal", IntervalMS: 2000, TimeoutMS: 500, HealthyThreshold: 1, UnhealthyThreshold: 2},

@@ -35,6 +35,8 @@ func DefaultBackendConfig() BackendConfig {
 		ConnectTimeoutMS: 5_000,
 		// ResponseHeaderTimeoutMS 60 s.
 		ResponseHeaderTimeoutMS: 60_000,
+		// PingIntervalMS 15 s (h2, h2c).
+		PingIntervalMS: 15_000,
 		// LB "round_robin", weighted.
 		LB: LBRoundRobin,
 		// HashHeader "": only for lb = "hash_header".

@@ -19,7 +19,9 @@
 // max_idle_per_server and max_conns_per_server apply to h1 and h1-tls; Validate rejects them for
 // the multiplexed protocols. connect_timeout_ms bounds the TCP connect and, separately, the TLS
 // handshake (for h3: the QUIC handshake); response_header_timeout_ms starts once the request is
-// written.
+// written. For h2 and h2c, ping_interval_ms pings a silent connection and closes it when the PING
+// goes unanswered, so a dead connection is not reused; QUIC detects dead h3 connections itself
+// (idle_timeout_ms is its max idle timeout).
 //
 // Compression is never added or removed. A request with "Expect: 100-continue" waits at most one
 // second for the origin's 100 before its body is sent (net/http's ExpectContinueTimeout).

@@ -91,6 +91,10 @@ func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) 
 	case ProtoH2C:
 		t.Protocols.SetUnencryptedHTTP2(true)
 	}
+	if cfg.Protocol == ProtoH2 || cfg.Protocol == ProtoH2C {
+		ping := ms(cfg.PingIntervalMS)
+		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping}
+	}
 	return t, t.CloseIdleConnections
 }
 
