@@ -108,4 +108,3 @@ func TestPingClosesDeadConnection(t *testing.T) {
 		})
 	}
 }
-
