@@ -2,9 +2,9 @@ package fingerprint
 
 import (
 	"context"
+	stdtls "crypto/tls"
 	"encoding/hex"
 	"encoding/json"
-	stdtls "crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
