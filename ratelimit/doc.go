@@ -70,9 +70,11 @@
 // When Redis fails or a call exceeds timeout_ms, the edge falls back to its
 // local limiter (or, with fail_closed = true, denies with ReasonRedisDown),
 // logs and counts the state change, and probes Redis every 500 ms in the
-// background until it answers again. Local tables are not fed while Redis
-// decides, so on failover each instance starts from full buckets: the fleet
-// may admit up to N times the limit for a while. New never waits for Redis:
+// background until it answers again. In exact mode each instance mirrors the
+// shared state of every key it decides into its local table, so on failover it
+// continues from the fleet's state of those keys; from then on each instance
+// admits on its own, so the fleet may admit up to N times the limit until Redis
+// is back. New never waits for Redis:
 // an instance starts on local limits (or, with fail_closed, denies) until its
 // first successful probe. A Redis restarted empty starts every key afresh.
 //

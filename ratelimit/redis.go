@@ -209,6 +209,7 @@ func (rl *RequestLimiter) fleetDecide(ks []checkKey, now time.Time) bool {
 		keys[i] = p.redisKey + ks[i].key
 		args = append(args, max(int64(p.lim.rate.Interval)/1e3, 1), p.lim.tau/1e3)
 	}
+	sent := time.Now().UnixNano()
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	res, err := gcraScript.Run(ctx, f.rdb, keys, args...).Int64Slice()
 	cancel()
@@ -222,7 +223,11 @@ func (rl *RequestLimiter) fleetDecide(ks []checkKey, now time.Time) bool {
 	}
 	for i := range ks {
 		p := ks[i].p
-		ks[i].d = p.lim.decide(res[2*i] == 1, res[2*i+1]*1e3)
+		ahead := res[2*i+1] * 1e3
+		ks[i].d = p.lim.decide(res[2*i] == 1, ahead)
+		// Mirror the shared TAT locally, so that a failover to local limits
+		// continues from the fleet's state instead of full buckets.
+		p.lim.table.raise(ks[i].h, sent+ahead, sent)
 	}
 	return true
 }

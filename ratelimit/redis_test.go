@@ -176,6 +176,13 @@ func TestRedisKilledFallsBackAndRecovers(t *testing.T) {
 	}
 
 	s.stop()
+	// The key drained through Redis stays drained locally (mirrored state).
+	for i, r := range rs {
+		f := KeyFacts{IP: netip.MustParseAddr("192.0.2.1")}
+		if d := r.Requests.Check(&f, nil, time.Now()); d.Allowed {
+			t.Errorf("instance %d: drained key allowed after failover, want the mirrored state to deny", i)
+		}
+	}
 	got := hammer(rs, KeyFacts{IP: netip.MustParseAddr("192.0.2.2")}, 10)
 	// Each instance now decides alone under its local limit: no extra denials
 	// (an error never turns into a 429) and no more than the local burst.
