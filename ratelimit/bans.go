@@ -32,6 +32,8 @@ type Bans struct {
 	bansIssued    atomic.Uint64
 	remoteApplied atomic.Uint64
 	evictions     atomic.Uint64
+	reloads       atomic.Uint64
+	reloadErrors  atomic.Uint64
 }
 
 type banShard struct {
@@ -244,8 +246,10 @@ type BanStats struct {
 	Bans          uint64             // bans issued locally
 	RemoteApplied uint64             // bans received from other instances
 	Evictions     uint64
-	Blocklist     int // prefixes
-	Allowlist     int
+	Blocklist     int    // prefixes
+	Allowlist     int    // prefixes
+	Reloads       uint64 // list reloads by WatchLists
+	ReloadErrors  uint64 // failed list reloads by WatchLists
 }
 
 // Stats returns the counters.
@@ -253,6 +257,7 @@ func (b *Bans) Stats() BanStats {
 	s := BanStats{
 		Bans: b.bansIssued.Load(), RemoteApplied: b.remoteApplied.Load(), Evictions: b.evictions.Load(),
 		Blocklist: b.block.Load().Len(), Allowlist: b.allow.Load().Len(),
+		Reloads: b.reloads.Load(), ReloadErrors: b.reloadErrors.Load(),
 	}
 	for i := range s.Strikes {
 		s.Strikes[i] = b.struck[i].Load()

@@ -10,11 +10,12 @@ import (
 )
 
 // TestImports pins the package's import graph: the standard library, quic-go
-// (for the ConnContext hook types) and go-redis. Never another edge package.
+// (for the ConnContext hook types), go-redis and fsnotify (list watching). Never another edge package.
 func TestImports(t *testing.T) {
 	allowed := map[string]bool{
 		"github.com/quic-go/quic-go":   true,
 		"github.com/redis/go-redis/v9": true,
+		"github.com/fsnotify/fsnotify": true,
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
