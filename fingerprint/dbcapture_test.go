@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go"
 	utls "github.com/refraction-networking/utls"
 )
 
@@ -170,4 +171,52 @@ type capture struct {
 	JA4R         string `json:"ja4_r"`
 	JA4O         string `json:"ja4_o"`
 	JA4RO        string `json:"ja4_ro"`
+}
+
+// TestCaptureChromiumQUIC records the QUIC fingerprint of the Debian
+// chromium package through a quic-go listener and FromClientHelloInfo (the
+// production QUIC path). Skipped unless FINGERPRINT_CAPTURE=1.
+func TestCaptureChromiumQUIC(t *testing.T) {
+	if os.Getenv("FINGERPRINT_CAPTURE") != "1" {
+		t.Skip("set FINGERPRINT_CAPTURE=1 to capture external clients")
+	}
+	fps := make(chan Fingerprints, 1)
+	srvConf := &stdtls.Config{
+		Certificates: []stdtls.Certificate{testCert(t)},
+		NextProtos:   []string{"h3"},
+		GetConfigForClient: func(chi *stdtls.ClientHelloInfo) (*stdtls.Config, error) {
+			h := FromClientHelloInfo(chi)
+			select {
+			case fps <- Compute(&h, QUIC):
+			default:
+			}
+			return nil, nil
+		},
+	}
+	ln, err := quic.ListenAddr("127.0.0.1:0", srvConf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.UDPAddr).Port)
+	profile, err := os.MkdirTemp("", "chromium-quic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--ignore-certificate-errors",
+		"--user-data-dir="+profile, "--enable-quic", "--host-resolver-rules=MAP localhost 127.0.0.1",
+		"--origin-to-force-quic-on=localhost:"+port, "https://localhost:"+port+"/")
+	done := make(chan struct{})
+	go func() { defer close(done); _ = cmd.Run() }()
+	select {
+	case fp := <-fps:
+		fmt.Printf("# chromium over QUIC\nja4 = %q\nja3_hash = %q\nja4_r = %q\n", fp.JA4, fp.JA3Hash, fp.JA4R)
+	case <-ctx.Done():
+		t.Error("chromium sent no QUIC hello")
+	}
+	cancel()
+	<-done
 }
