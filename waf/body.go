@@ -37,24 +37,30 @@ func (st *evalState) extractBody() {
 	if len(body) == 0 {
 		return
 	}
-	st.add(zoneBody, nil, body)
 	var mtBuf [64]byte
 	mt := mediaType(st.req.ContentType, mtBuf[:0])
 	graphql := st.isGraphQL()
+	// The raw body is a value of its own only when no parser below splits
+	// it into fields (so large forms are not scanned twice).
 	switch {
 	case bytes.Equal(mt, []byte("application/x-www-form-urlencoded")):
 		st.parseForm(body, zoneForm, zoneFormName)
 	case bytes.HasPrefix(mt, []byte("multipart/")):
-		st.parseMultipart(body, st.req.ContentType)
+		if !st.parseMultipart(body, st.req.ContentType) {
+			st.add(zoneBody, nil, body)
+		}
 	case bytes.Contains(mt, []byte("json")):
 		st.walkJSON(body, graphql)
 	case bytes.Contains(mt, []byte("xml")):
+		st.add(zoneBody, nil, body)
 		st.add(zoneXML, nil, body)
 	case bytes.Equal(mt, []byte("application/graphql")):
+		st.add(zoneBody, nil, body)
 		st.add(zoneGraphQL, nil, body)
 	default:
 		// Unknown or missing type: sniff, so an attacker cannot hide fields by
 		// mislabelling the body.
+		st.add(zoneBody, nil, body)
 		t := bytes.TrimLeft(body, " \t\r\n")
 		switch {
 		case len(t) > 0 && (t[0] == '{' || t[0] == '['):
@@ -160,26 +166,26 @@ func boundary(ct string) string {
 // parseMultipart adds multipart/form-data field names, values and file
 // names (RFC 7578), at most maxMultipartParts parts. A body without a usable
 // boundary stays inspected as raw body only.
-func (st *evalState) parseMultipart(body []byte, ct string) {
+func (st *evalState) parseMultipart(body []byte, ct string) bool {
 	bnd := boundary(ct)
 	if bnd == "" {
-		return
+		return false
 	}
 	var delimBuf [204]byte
 	delim := append(append(delimBuf[:0], "--"...), bnd...)
 	i := bytes.Index(body, delim)
 	if i < 0 {
-		return
+		return false
 	}
 	rest := body[i+len(delim):]
 	for parts := 0; parts < maxMultipartParts; parts++ {
 		if bytes.HasPrefix(rest, []byte("--")) {
-			return
+			return true
 		}
 		// Skip to the end of the delimiter line.
 		nl := indexByte(rest, '\n')
 		if nl < 0 {
-			return
+			return parts > 0
 		}
 		rest = rest[nl+1:]
 		// Part headers end at an empty line.
@@ -187,7 +193,7 @@ func (st *evalState) parseMultipart(body []byte, ct string) {
 		for {
 			nl = indexByte(rest, '\n')
 			if nl < 0 {
-				return
+				return false
 			}
 			line := bytes.TrimRight(rest[:nl], "\r")
 			rest = rest[nl+1:]
@@ -216,9 +222,10 @@ func (st *evalState) parseMultipart(body []byte, ct string) {
 		}
 		st.add(zoneMultipart, name, content)
 		if rest == nil {
-			return
+			return true
 		}
 	}
+	return false // too many parts: the raw body is inspected as well
 }
 
 // dispParam returns a Content-Disposition parameter value (quoted or not).

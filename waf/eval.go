@@ -150,7 +150,9 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 	ch := &st.rs.chains[c]
 	src := st.transformed(ch.parent, raw)
 	off := len(st.tbuf)
-	st.tbuf = ch.fn(st.tbuf, src)
+	if ch.need == nil || ch.need(src) {
+		st.tbuf = ch.fn(st.tbuf, src)
+	}
 	out := st.tbuf[off:]
 	st.cStamp[c] = st.stamp
 	pform := int32(0)
@@ -158,7 +160,7 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 		pform = st.cForm[ch.parent]
 	}
 	switch {
-	case bytes.Equal(out, src):
+	case len(out) == 0 && len(src) > 0 && ch.need != nil && !ch.need(src), bytes.Equal(out, src):
 		// Unchanged: share the parent's bytes and form.
 		st.tbuf = st.tbuf[:off]
 		if ch.parent == 0 {

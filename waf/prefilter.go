@@ -155,15 +155,28 @@ type litInfo struct {
 	req   []string
 }
 
-// score is the shortest string of a set (0 if it contains "").
+// score is the weight of a set's weakest literal (0 if it contains ""):
+// letters and digits weigh 1, blanks 0 and other bytes 3, because
+// punctuation is much rarer in benign values and so a better prefilter key.
 func score(set []string) int {
 	if len(set) == 0 {
 		return 0
 	}
-	min := len(set[0])
+	min := -1
 	for _, s := range set {
-		if len(s) < min {
-			min = len(s)
+		w := 0
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+				w++
+			} else if c == ' ' || c == '\t' {
+				// blanks are everywhere: no prefilter value
+			} else {
+				w += 3
+			}
+		}
+		if min < 0 || w < min {
+			min = w
 		}
 	}
 	return min

@@ -29,6 +29,7 @@ type chain struct {
 	parent int // -1 for the identity chain 0
 	fn     transformFunc
 	lower  bool // the last transform is lowercase (ASCII folding only)
+	need   func([]byte) bool
 	name   string
 	names  []string // full chain, for explain
 }
@@ -110,7 +111,7 @@ func (rs *RuleSet) intern(parent int, name string) int {
 		}
 	}
 	names := append(append([]string(nil), rs.chains[parent].names...), name)
-	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names, lower: name == "lowercase"})
+	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names, lower: name == "lowercase", need: transformNeeded[name]})
 	return len(rs.chains) - 1
 }
 

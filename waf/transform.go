@@ -10,6 +10,50 @@ import (
 // base64_scan, which appends at most 3*len(src)+4 bytes.
 type transformFunc func(dst, src []byte) []byte
 
+// transformNeeded maps a transform to a cheap test that reports whether it
+// can change its input at all; when it cannot, the chain shares its
+// parent's bytes without running the transform. Absent: always run.
+var transformNeeded = map[string]func([]byte) bool{
+	"url_decode":       func(b []byte) bool { return indexByte(b, '%') >= 0 },
+	"url_decode_once":  func(b []byte) bool { return indexByte(b, '%') >= 0 },
+	"html_entity":      func(b []byte) bool { return indexByte(b, '&') >= 0 },
+	"js_decode":        func(b []byte) bool { return indexByte(b, '\\') >= 0 },
+	"remove_nulls":     func(b []byte) bool { return indexByte(b, 0) >= 0 },
+	"remove_backslash": func(b []byte) bool { return indexByte(b, '\\') >= 0 },
+	"lowercase": func(b []byte) bool {
+		for _, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				return true
+			}
+		}
+		return false
+	},
+	"sql_comments": func(b []byte) bool {
+		for i, c := range b {
+			if c == '#' || (i+1 < len(b) && ((c == '/' && b[i+1] == '*') || (c == '*' && b[i+1] == '/') || (c == '-' && b[i+1] == '-'))) {
+				return true
+			}
+		}
+		return false
+	},
+	"compress_ws": func(b []byte) bool {
+		for i, c := range b {
+			if c == 0 || (isSpace(c) && (c != ' ' || (i+1 < len(b) && isSpace(b[i+1])))) {
+				return true
+			}
+		}
+		return false
+	},
+	"remove_ws": func(b []byte) bool {
+		for _, c := range b {
+			if isSpace(c) {
+				return true
+			}
+		}
+		return false
+	},
+}
+
 // transforms maps rule-file transform names to their functions.
 var transforms = map[string]transformFunc{
 	"url_decode":       urlDecodeRepeat,
