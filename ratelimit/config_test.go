@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,6 +57,11 @@ func TestValidateErrors(t *testing.T) {
 		}, []string{"requests[0].scope", "requests[0].mode"}},
 		{"policy too fast", func(c *Config) { c.Requests = []PolicyConfig{{Name: "a", Key: "ip", PerSecond: 5e9, Burst: 1}} },
 			[]string{"requests[0]: rate out of range"}},
+		{"too many policies", func(c *Config) {
+			for i := 0; i <= maxPoliciesPerCheck; i++ {
+				c.Requests = append(c.Requests, PolicyConfig{Name: "p" + strconv.Itoa(i), Key: "ip", PerSecond: 1, Burst: 1})
+			}
+		}, []string{"requests: at most 16 policies, got 17"}},
 		{"bans", func(c *Config) { c.Bans.Strikes = 0; c.Bans.WindowMS = 0; c.Bans.BanMS = -1 },
 			[]string{"bans.strikes", "bans.window_ms", "bans.ban_ms"}},
 		{"max ban", func(c *Config) { c.Bans.MaxBanMS = 10 }, []string{"bans.max_ban_ms: must be at least ban_ms"}},
