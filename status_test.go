@@ -1,0 +1,350 @@
+package edge
+
+import (
+	"crypto/sha256"
+	stdtls "crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestStatusTopFingerprints(t *testing.T) {
+	type obs struct {
+		ja4, label, class string
+		n                 int
+	}
+	tests := []struct {
+		name  string
+		obs   []obs
+		want  []statusFP
+		conns uint64
+	}{
+		{
+			name: "ordered by count then ja4",
+			obs:  []obs{{"b", "Firefox", "browser", 2}, {"a", "curl", "tool", 2}, {"c", "", "", 5}},
+			want: []statusFP{{JA4: "c", Class: "unknown", Count: 5}, {JA4: "a", Label: "curl", Class: "tool", Count: 2},
+				{JA4: "b", Label: "Firefox", Class: "browser", Count: 2}},
+			conns: 9,
+		},
+		{
+			name:  "connections without a fingerprint are counted, not listed",
+			obs:   []obs{{"", "", "", 3}, {"x", "L", "bot", 1}},
+			want:  []statusFP{{JA4: "x", Label: "L", Class: "bot", Count: 1}},
+			conns: 4,
+		},
+		{
+			name:  "newest label wins",
+			obs:   []obs{{"x", "old", "bot", 1}, {"x", "new", "browser", 1}},
+			want:  []statusFP{{JA4: "x", Label: "new", Class: "browser", Count: 2}},
+			conns: 2,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStatusState()
+			for _, o := range tc.obs {
+				for range o.n {
+					st.observe(o.ja4, o.label, o.class)
+				}
+			}
+			got := st.fingerprints()
+			if diff := cmp.Diff(tc.want, got.Top); diff != "" {
+				t.Errorf("top (-want +got):\n%s", diff)
+			}
+			if got.Connections != tc.conns {
+				t.Errorf("connections: got %d, want %d", got.Connections, tc.conns)
+			}
+		})
+	}
+}
+
+// TestStatusTopFingerprintsBounded: a flood of distinct JA4s keeps the table at statusTopSlots, and a
+// heavy hitter interleaved with the flood stays on top with a count no lower than its true count
+// (Space-Saving never under-counts a tracked item).
+func TestStatusTopFingerprintsBounded(t *testing.T) {
+	st := newStatusState()
+	const flood = 5000
+	for i := range flood {
+		st.observe(fmt.Sprintf("t13d%06d", i), "", "")
+		if i%10 == 0 {
+			st.observe("heavy", "Chrome", "browser")
+		}
+	}
+	if n := len(st.topIdx); n != statusTopSlots {
+		t.Errorf("index size: got %d, want %d", n, statusTopSlots)
+	}
+	got := st.fingerprints()
+	if len(got.Top) != statusTopShown {
+		t.Errorf("top length: got %d, want %d", len(got.Top), statusTopShown)
+	}
+	if got.Top[0].JA4 != "heavy" || got.Top[0].Count < flood/10 {
+		t.Errorf("top[0]: got %+v, want heavy with count >= %d", got.Top[0], flood/10)
+	}
+	if got.Top[0].Count-got.Top[0].Error > flood/10 {
+		t.Errorf("heavy: count %d - error %d exceeds the true count %d", got.Top[0].Count, got.Top[0].Error, flood/10)
+	}
+	if got.Connections != flood+flood/10 {
+		t.Errorf("connections: got %d, want %d", got.Connections, flood+flood/10)
+	}
+}
+
+func TestStatusClassesBounded(t *testing.T) {
+	st := newStatusState()
+	for i := range statusClassSlots + 5 {
+		st.observe("", "", fmt.Sprintf("class%02d", i))
+	}
+	st.observe("", "", "class00")
+	got := st.fingerprints().Classes
+	if len(got) != statusClassSlots+1 {
+		t.Fatalf("classes: got %d rows, want %d", len(got), statusClassSlots+1)
+	}
+	want := map[string]uint64{"class00": 2, statusOther: 5}
+	for _, c := range got {
+		if w, ok := want[c.Name]; ok && c.Count != w {
+			t.Errorf("%s: got %d, want %d", c.Name, c.Count, w)
+		}
+	}
+	if got[0].Name != statusOther && got[0].Name != "class00" {
+		t.Errorf("classes not sorted by count: %v", got)
+	}
+}
+
+// TestStatusWAFWindow: blocks and matches are counted per minute and by rule, and fall out of the
+// window after statusWAFMinutes minutes.
+func TestStatusWAFWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newStatusState()
+		st.observeWAF(nil, false) // no match, no block: ignored
+		st.observeWAF([]string{"942100", "920270"}, true)
+		st.observeWAF([]string{"942100"}, false)
+		time.Sleep(2 * time.Minute)
+		st.observeWAF([]string{"941100"}, true)
+
+		w := st.waf(time.Now())
+		if w.Blocked != 2 || w.Matched != 3 {
+			t.Errorf("window: got blocked %d matched %d, want 2 and 3", w.Blocked, w.Matched)
+		}
+		wantRules := []statusRule{{Rule: "942100", Blocked: 1, Matched: 2}, {Rule: "920270", Blocked: 1, Matched: 1},
+			{Rule: "941100", Blocked: 1, Matched: 1}}
+		if diff := cmp.Diff(wantRules, w.Rules); diff != "" {
+			t.Errorf("rules (-want +got):\n%s", diff)
+		}
+		if len(w.PerMinute) != statusWAFMinutes {
+			t.Fatalf("per_minute: got %d entries, want %d", len(w.PerMinute), statusWAFMinutes)
+		}
+		last, first := w.PerMinute[statusWAFMinutes-1], w.PerMinute[statusWAFMinutes-3]
+		if last.Blocked != 1 || first.Matched != 2 || first.Blocked != 1 {
+			t.Errorf("per_minute: current %+v, two minutes ago %+v", last, first)
+		}
+
+		time.Sleep(statusWAFMinutes*time.Minute - time.Minute)
+		w = st.waf(time.Now())
+		if w.Blocked != 1 || len(w.Rules) != 1 || w.Rules[0].Rule != "941100" {
+			t.Errorf("after %d minutes: got blocked %d rules %v, want only 941100", statusWAFMinutes+1, w.Blocked, w.Rules)
+		}
+		time.Sleep(2 * time.Minute)
+		st.observeWAF([]string{"1"}, false) // reuses an expired bucket
+		w = st.waf(time.Now())
+		if w.Blocked != 0 || w.Matched != 1 {
+			t.Errorf("after expiry: got blocked %d matched %d, want 0 and 1", w.Blocked, w.Matched)
+		}
+	})
+}
+
+func TestStatusWAFRulesBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newStatusState()
+		for i := range statusWAFRuleSlots + 7 {
+			st.observeWAF([]string{fmt.Sprint(100000 + i)}, true)
+		}
+		b := &st.minutes[time.Now().Unix()/60%statusWAFMinutes]
+		if len(b.rules) != statusWAFRuleSlots {
+			t.Errorf("rules per minute: got %d, want %d", len(b.rules), statusWAFRuleSlots)
+		}
+		w := st.waf(time.Now())
+		if w.Rules[0].Rule != statusOther || w.Rules[0].Blocked != 7 {
+			t.Errorf("overflow: got %+v, want other with 7 blocks", w.Rules[0])
+		}
+		if len(w.Rules) != statusWAFRulesShown {
+			t.Errorf("rules shown: got %d, want %d", len(w.Rules), statusWAFRulesShown)
+		}
+	})
+}
+
+func TestStatusObserveAllocs(t *testing.T) {
+	st := newStatusState()
+	ja4s := make([]string, 2*statusTopSlots)
+	for i := range ja4s {
+		ja4s[i] = fmt.Sprintf("t13d1516h2_%012d", i)
+	}
+	for _, j := range ja4s {
+		st.observe(j, "label", "browser")
+	}
+	rules := []string{"942100", "920270"}
+	st.observeWAF(rules, true)
+	i := 0
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"observe tracked", func() { st.observe(ja4s[len(ja4s)-1], "label", "browser") }},
+		{"observe replacing", func() { i++; st.observe(ja4s[i%len(ja4s)], "label", "browser") }},
+		{"observeWAF", func() { st.observeWAF(rules, true) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := testing.AllocsPerRun(1000, tc.f); got != 0 {
+				t.Errorf("got %v allocs per call, want 0", got)
+			}
+		})
+	}
+}
+
+func BenchmarkStatusObserve(b *testing.B) {
+	st := newStatusState()
+	ja4s := make([]string, 16)
+	for i := range ja4s {
+		ja4s[i] = fmt.Sprintf("t13d1516h2_%012d", i)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		st.observe(ja4s[i&15], "Chrome", "browser")
+		i++
+	}
+}
+
+func BenchmarkStatusObserveWAF(b *testing.B) {
+	st := newStatusState()
+	rules := []string{"942100", "920270"}
+	b.ReportAllocs()
+	for b.Loop() {
+		st.observeWAF(rules, true)
+	}
+}
+
+// TestStatusPageSelfContained: the page loads nothing from anywhere (no src or href attributes, no
+// url() in CSS), and its Content-Security-Policy hashes match the inline script and style exactly.
+func TestStatusPageSelfContained(t *testing.T) {
+	page := string(statusPage)
+	for _, re := range []string{`\ssrc=`, `\shref=`, `url\(`, `@import`, `<link`, `<iframe`} {
+		if loc := regexp.MustCompile(re).FindStringIndex(page); loc != nil {
+			t.Errorf("page references an external resource (%s) at byte %d", re, loc[0])
+		}
+	}
+	for _, tag := range []string{"script", "style"} {
+		m := regexp.MustCompile(`(?s)<`+tag+`>(.*?)</`+tag+`>`).FindAllStringSubmatch(page, -1)
+		if len(m) != 1 {
+			t.Fatalf("<%s>: got %d blocks, want 1 (the CSP hashes one)", tag, len(m))
+		}
+		sum := sha256.Sum256([]byte(m[0][1]))
+		want := tag + "-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		if !strings.Contains(statusCSP, want) {
+			t.Errorf("CSP %q lacks %q", statusCSP, want)
+		}
+	}
+	if strings.Contains(page, `style="`) {
+		t.Errorf("inline style attribute: blocked by the CSP")
+	}
+}
+
+// TestStatusEndpoints: GET / serves the page with its security headers, GET /status a JSON summary
+// whose numbers follow the traffic the edge served.
+func TestStatusEndpoints(t *testing.T) {
+	e := startEdge(t, echoRoute)
+	st := newStatusState()
+	admin := httptest.NewServer(e.statusHandler(st))
+	defer admin.Close()
+
+	getOK(t, groupClient(stdtls.X25519MLKEM768), e.url("https", "/"))
+	st.observe("t13d1516h2_8daaf6152771_02713d6af862", "Go", "tool")
+	st.observeWAF([]string{"942100"}, true)
+
+	resp, err := http.Get(admin.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for h, want := range map[string]string{"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": statusCSP,
+		"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"} {
+		if got := resp.Header.Get(h); got != want {
+			t.Errorf("GET / %s: got %q, want %q", h, got, want)
+		}
+	}
+	if !strings.Contains(string(body), "<title>edge status</title>") {
+		t.Errorf("GET /: not the status page")
+	}
+	if resp, err := http.Get(admin.URL + "/nope"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET /nope: got %d, want 404", resp.StatusCode)
+		}
+	}
+
+	// The request counter is incremented just after the response is written: wait for it.
+	var sum statusSummary
+	if !eventually(func() bool { sum = fetchStatus(t, admin.URL); return sum.Requests.Total == 1 }) {
+		t.Fatalf("requests.total: got %d, want 1", sum.Requests.Total)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"tls.handshakes", sum.TLS.Handshakes, uint64(1)},
+		{"tls.pq", sum.TLS.PQ, uint64(1)},
+		{"tls.pq_share", sum.TLS.PQShare, 1.0},
+		{"tls.groups[0].group", sum.TLS.Groups[0].Group, "X25519MLKEM768"},
+		{"requests.total", sum.Requests.Total, uint64(1)},
+		{"requests.by_class", fmt.Sprint(sum.Requests.ByClass), "[{2xx 1}]"},
+		{"fingerprints.top[0].label", sum.Fingerprints.Top[0].Label, "Go"},
+		{"waf.blocked", sum.WAF.Blocked, uint64(1)},
+		{"waf.rules[0].rule", sum.WAF.Rules[0].Rule, "942100"},
+		{"backends[0].name", sum.Backends[0].Name, "builtin:echo"},
+		{"backends[0].servers[0].requests", sum.Backends[0].Servers[0].Requests, uint64(1)},
+		{"backends[0].servers[0].healthy", sum.Backends[0].Servers[0].Healthy, true},
+		{"ratelimit.conns_admitted", sum.RateLimit.ConnsAdmitted, uint64(1)},
+		{"ratelimit.redis", sum.RateLimit.Redis == nil, true},
+		{"reload.last", sum.Reload.Last == nil, true},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+
+	// startEdge loads its configuration from memory under the name test.toml, which does not exist on
+	// disk: the reload fails, and the old snapshot keeps serving.
+	e.Reload("api")
+	sum = fetchStatus(t, admin.URL)
+	if r := sum.Reload; r.Last == nil || r.Last.OK || r.Failed != 1 || r.OK != 0 || r.Last.Trigger != "api" || len(r.Last.Problems) == 0 {
+		t.Errorf("after a failed reload: got %+v, want failed 1, the last result failed with problems, trigger api", r)
+	}
+}
+
+func fetchStatus(t *testing.T, base string) statusSummary {
+	t.Helper()
+	resp, err := http.Get(base + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if got := resp.Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("GET /status Content-Type: got %q", got)
+	}
+	var sum statusSummary
+	if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
