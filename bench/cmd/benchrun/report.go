@@ -202,10 +202,18 @@ func (b *bench) markdown() string {
 			row := "| " + c.String() + " |"
 			for _, a := range b.arms {
 				m, _ := b.usMedian("rate", a.name, c.key())
-				row += " " + fmtF(m, 1) + " |"
+				var got []float64
+				for _, s := range b.samples {
+					if s.Kind == "rate" && s.Arm == a.name && s.Cell == c.key() {
+						got = append(got, float64(s.Requests)/s.Wall)
+					}
+				}
+				row += " " + fmtF(m, 1) + " (" + fmtF(median(got), 0) + " req/s) |"
 			}
 			p("%s", row)
 		}
+		p("")
+		p("In brackets: the rate achieved (requests ÷ generator wall time, connection set-up included); well below %d req/s means the arm (or the shared box) could not sustain the offered rate.", ratePerConn*loadConns)
 		p("")
 		b.ratioTable(p, "rate", "Ratios edge ÷ peer at the fixed rate", rc)
 		b.syscallTable(p)
@@ -337,7 +345,7 @@ func (b *bench) rssTable(p func(string, ...any)) {
 }
 
 func (b *bench) syscallTable(p func(string, ...any)) {
-	p("## Syscalls and context switches per request (perf tracepoints, median of 3)")
+	p("## Syscalls and context switches per request (perf tracepoints around %d requests, median of %d runs)", syscallRequests, min(3, b.rounds))
 	p("")
 	p("| cell | figure | %s |\n|---|---|---:|---:|---:|---:|---:|", b.armLabels())
 	for _, c := range []string{"h1tls/56", "h2tls/56"} {
