@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func LoadDB(path string) (*DB, error) {
 	}
 	defer f.Close()
 	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(ioLimit(f, MaxDBBytes+1)); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxDBBytes+1)); err != nil {
 		return nil, errors.New("fingerprint: " + path + ": " + err.Error())
 	}
 	if buf.Len() > MaxDBBytes {

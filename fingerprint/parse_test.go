@@ -107,6 +107,13 @@ func TestSpecExample(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", c.name, c.got, c.want)
 		}
 	}
+	scratch, dst := make([]byte, 0, 512), make([]byte, 0, 64)
+	if got := string(AppendJA3Hash(dst, scratch, &h)); got != fp.JA3Hash {
+		t.Errorf("AppendJA3Hash: got %q, want %q", got, fp.JA3Hash)
+	}
+	if n := testing.AllocsPerRun(100, func() { AppendJA3Hash(dst[:0], scratch, &h) }); n != 0 {
+		t.Errorf("AppendJA3Hash with scratch: got %v allocs, want 0", n)
+	}
 	if q := AppendJA4(nil, &h, true); string(q) != "q"+fp.JA4[1:] {
 		t.Errorf("quic ja4: got %q, want %q", q, "q"+fp.JA4[1:])
 	}

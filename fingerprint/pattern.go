@@ -2,7 +2,6 @@ package fingerprint
 
 import (
 	"errors"
-	"io"
 	"strings"
 )
 
@@ -121,6 +120,3 @@ func ja4Shape(s string) bool {
 	}
 	return isLowerHex(s[11:23], 12) && isLowerHex(s[24:], 12)
 }
-
-// limitReader returns a reader that reads at most n bytes from r.
-func ioLimit(r io.Reader, n int64) io.Reader { return io.LimitReader(r, n) }
