@@ -33,7 +33,6 @@ type RequestLimiter struct {
 	bans     *Bans
 	fleet    *fleet
 	approx   *approxSync
-	checks   atomic.Uint64
 	denied   atomic.Uint64
 }
 
@@ -86,7 +85,6 @@ func (rl *RequestLimiter) Policy(name string) (int, bool) {
 // policy the decision is Allowed with an empty Policy. Local checks do not
 // allocate.
 func (rl *RequestLimiter) Check(f *KeyFacts, route []int, now time.Time) Decision {
-	rl.checks.Add(1)
 	var v verdict
 	if rl.fleet == nil {
 		// Local mode: decide each policy as its key is built.
@@ -231,8 +229,9 @@ type PolicyStats struct {
 }
 
 // RequestStats is a snapshot of the request limiter counters.
+// It has no per-request counter (one shared atomic would bounce a cache line
+// between cores on every request); the root counts requests.
 type RequestStats struct {
-	Checks   uint64
 	Denied   uint64
 	Policies []PolicyStats
 }
@@ -240,7 +239,7 @@ type RequestStats struct {
 // Stats returns the counters. Keys walks every shard; call it at scrape time,
 // not per request.
 func (rl *RequestLimiter) Stats() RequestStats {
-	s := RequestStats{Checks: rl.checks.Load(), Denied: rl.denied.Load()}
+	s := RequestStats{Denied: rl.denied.Load()}
 	for _, p := range rl.policies {
 		s.Policies = append(s.Policies, PolicyStats{
 			Name: p.name, Denied: p.denied.Load(), Detected: p.detected.Load(),
