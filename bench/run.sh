@@ -38,17 +38,29 @@ echo "bench: building edge and the bench clients" >&2
 if [ -n "${EDGE_BIN:-}" ]; then
   edge="$EDGE_BIN"
   source="binary given as EDGE_BIN=$EDGE_BIN"
-elif go build -o "$bin/edge" ./cmd/edge 2>"$bin/build.log"; then
+elif go build -o "$bin/edge.new" ./cmd/edge 2>"$bin/build.log"; then
+  mv "$bin/edge.new" "$bin/edge"
   edge="$bin/edge"
-  source="built from the work tree"
+  source="built from the work tree at $(git rev-parse --short=12 HEAD) plus uncommitted changes, $(date -u +%H:%M) UTC"
+  echo "$source" >"$bin/edge.source"
 else
   echo "bench: the work tree does not build (see $bin/build.log); building edge from the committed HEAD instead" >&2
   tmp=$(mktemp -d)
   git archive HEAD | tar -x -C "$tmp"
-  (cd "$tmp" && go build -o "$bin/edge" ./cmd/edge)
+  if (cd "$tmp" && go build -o "$bin/edge.new" ./cmd/edge 2>>"$bin/build.log"); then
+    mv "$bin/edge.new" "$bin/edge"
+    source="built from the committed HEAD $(git rev-parse --short=12 HEAD) (the work tree did not build)"
+    echo "$source" >"$bin/edge.source"
+  elif [ -x "$bin/edge" ]; then
+    echo "bench: HEAD does not build either (see $bin/build.log); using the previous build in $bin/edge" >&2
+    source="previous build, neither the work tree nor HEAD built now: $(cat "$bin/edge.source" 2>/dev/null || echo unknown origin)"
+  else
+    echo "bench: neither the work tree nor HEAD builds (see $bin/build.log)" >&2
+    rm -rf "$tmp"
+    exit 1
+  fi
   rm -rf "$tmp"
   edge="$bin/edge"
-  source="built from the committed HEAD (the work tree did not build)"
 fi
 go build -o "$bin/h3load" ./bench/cmd/h3load
 go build -o "$bin/hsload" ./bench/cmd/hsload

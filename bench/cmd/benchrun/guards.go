@@ -49,7 +49,8 @@ func (a *arm) url(proto, path string) string {
 // with the right body on every protocol it serves, that the SQLi probe is
 // refused (403) by edge full exactly when its WAF section is active and
 // passes (200) edge lean, and that a short burst gets no 4xx from either edge
-// arm (the limiters of edge full must not fire at the offered load).
+// arm on H1, H2, H3 and the POST (the limiters of edge full must not fire
+// at the offered load).
 func (b *bench) guards() error {
 	cl := guardClients()
 	for _, a := range b.arms {
@@ -90,7 +91,7 @@ func (b *bench) guards() error {
 		b.note("SQLi guard: GET %s got 403 from edge full and 200 from edge lean on H1, H2 and H3", sqliProbe)
 	}
 	for _, a := range []*arm{lean, full} {
-		for _, c := range []cell{{protoH1TLS, "56"}, {protoH2TLS, "56"}, {protoH1TLS, "post"}} {
+		for _, c := range []cell{{protoH1TLS, "56"}, {protoH2TLS, "56"}, {protoH3, "56"}, {protoH1TLS, "post"}} {
 			res, err := runLoad(b, a, c, loadSpec{n: 3000})
 			if err != nil {
 				return err

@@ -329,8 +329,9 @@ func (b *bench) loadTable(p func(string, ...any)) {
 func (b *bench) rssTable(p func(string, ...any)) {
 	p("## Memory: peak RSS over the whole run (MiB)")
 	p("")
-	p("| %s |\n|---:|---:|---:|---:|---:|", b.armLabels())
-	row := "|"
+	p("| | %s |\n|---|---:|---:|---:|---:|---:|", b.armLabels())
+	peak := map[string]float64{}
+	row := "| peak RSS |"
 	for _, a := range b.arms {
 		var hwm int64
 		for _, s := range b.samples {
@@ -338,9 +339,17 @@ func (b *bench) rssTable(p func(string, ...any)) {
 				hwm = s.HWMKB
 			}
 		}
-		row += fmt.Sprintf(" %.1f |", float64(hwm)/1024)
+		peak[a.name] = float64(hwm) / 1024
+		row += fmt.Sprintf(" %.1f |", peak[a.name])
 	}
 	p("%s", row)
+	for _, e := range []string{"edge-lean", "edge-full"} {
+		row = "| " + b.label(e) + " ÷ arm |"
+		for _, a := range b.arms {
+			row += " " + fmtF(peak[e]/peak[a.name], 2) + " |"
+		}
+		p("%s", row)
+	}
 	p("")
 }
 
@@ -366,6 +375,23 @@ func (b *bench) syscallTable(p func(string, ...any)) {
 			}
 			p("%s", row)
 		}
+	}
+	p("")
+	p("edge ÷ peer (syscalls per request, medians):")
+	p("")
+	p("| cell | edge lean ÷ HAProxy | edge lean ÷ nginx | edge lean ÷ Caddy | edge full ÷ edge lean |\n|---|---:|---:|---:|---:|")
+	for _, c := range []string{"h1tls/56", "h2tls/56"} {
+		med := func(armName string) float64 {
+			var xs []float64
+			for _, e := range b.extras {
+				if e.Arm == armName && e.Cell == c {
+					xs = append(xs, e.Syscalls)
+				}
+			}
+			return median(xs)
+		}
+		lean := med("edge-lean")
+		p("| %s | %s | %s | %s | %s |", c, fmtF(lean/med("haproxy"), 2), fmtF(lean/med("nginx"), 2), fmtF(lean/med("caddy"), 2), fmtF(med("edge-full")/lean, 2))
 	}
 	p("")
 }
@@ -448,7 +474,7 @@ func (b *bench) instrTable(p func(string, ...any)) {
 	p("")
 	p("Callgrind counts user space only; read it beside the syscall table. Go arms ran with GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off (valgrind 3.19 cannot decode RDTSCP).")
 	p("")
-	p("| cell | %s | edge lean ÷ HAProxy | edge lean ÷ nginx | edge full ÷ edge lean |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|", b.armLabels())
+	p("| cell | %s | edge lean ÷ HAProxy | edge lean ÷ nginx | edge lean ÷ Caddy | edge full ÷ edge lean |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", b.armLabels())
 	get := func(armName, cellKey string) float64 {
 		for _, x := range b.instr {
 			if x.Arm == armName && x.Cell == cellKey {
@@ -467,7 +493,7 @@ func (b *bench) instrTable(p func(string, ...any)) {
 			}
 		}
 		lean := get("edge-lean", c.key())
-		row += " " + fmtF(lean/get("haproxy", c.key()), 2) + " | " + fmtF(lean/get("nginx", c.key()), 2) + " | " + fmtF(get("edge-full", c.key())/lean, 2) + " |"
+		row += " " + fmtF(lean/get("haproxy", c.key()), 2) + " | " + fmtF(lean/get("nginx", c.key()), 2) + " | " + fmtF(lean/get("caddy", c.key()), 2) + " | " + fmtF(get("edge-full", c.key())/lean, 2) + " |"
 		p("%s", row)
 	}
 	p("")
