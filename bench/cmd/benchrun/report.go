@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // peers are the arms edge is divided by.
@@ -142,7 +143,7 @@ func (b *bench) markdown() string {
 	if b.edgeSource != "" {
 		p("| edge binary | %s |", b.edgeSource)
 	}
-	p("| date | %s |", b.started.Format("2006-01-02 15:04 UTC"))
+	p("| date | %s, the run took %v |", b.started.Format("2006-01-02 15:04 UTC"), time.Since(b.started).Round(time.Second))
 	p("| machine | %s |", machine())
 	p("| mode | %s: %d rounds, %v per arm and cell, %d connections (H2/H3: %d streams each), handshakes %v per target |", b.mode, b.rounds, b.dur, loadConns, loadStreams, b.hsDur)
 	for _, a := range b.arms {
