@@ -110,6 +110,11 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		attrs = append(attrs, slog.String("upstream", ex.upstream),
 			slog.Float64("upstream_ms", float64(ex.upTime.Microseconds())/1000))
 	}
+	if v := ex.waf; v.Score > 0 || len(v.Matches) > 0 {
+		ids := make([]string, 0, len(v.Matches))
+		attrs = append(attrs, slog.String("waf", v.Action.String()), slog.Int("waf_score", v.Score),
+			slog.Any("waf_rules", v.RuleIDs(ids)), slog.Any("waf_matches", v.Matches))
+	}
 	if ex.limit.Policy != "" {
 		decision := "allow"
 		switch {

@@ -16,6 +16,7 @@ import (
 	"edge/routes"
 	"edge/routes/upstream"
 	"edge/tls"
+	"edge/waf"
 )
 
 // DefaultConfigTOML is the repository's edge.toml, built into the binary: edge runs on it when no
@@ -35,6 +36,7 @@ type Config struct {
 	Log         LogConfig                         `toml:"log"`
 	TLS         tls.Config                        `toml:"tls"`
 	Fingerprint fingerprint.Config                `toml:"fingerprint"`
+	WAF         waf.Config                        `toml:"waf"`
 	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
 	Data        DataConfig                        `toml:"data"`
 	Routes      []RouteConfig                     `toml:"routes"`
@@ -100,23 +102,37 @@ type RouteConfig struct {
 	routes.Route
 	// RateLimit names the [[ratelimit.requests]] policies with scope "route" that apply to this route.
 	RateLimit []string `toml:"rate_limit"`
+	// WAF overrides the WAF mode and adds exclusions for this route.
+	WAF *RouteWAF `toml:"waf"`
+}
+
+// LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).
+type LoadOptions struct {
+	// Override, when set, changes the decoded configuration before it is validated.
+	Override func(*Config)
 }
 
 // LoadFile reads and decodes the configuration at path, strictly, and validates it. The returned
 // Problems list every error and warning; the Config is nil when the file could not be decoded.
-func LoadFile(path string) (*Config, Problems) {
+func LoadFile(path string) (*Config, Problems) { return LoadFileWith(path, LoadOptions{}) }
+
+// LoadFileWith is LoadFile with options.
+func LoadFileWith(path string, opts LoadOptions) (*Config, Problems) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, Problems{{Severity: SeverityError, File: path, Message: "cannot read config: " + plainErr(err)}}
 	}
-	return Load(path, data)
+	return LoadWith(path, data, opts)
 }
 
 // LoadDefault decodes the built-in configuration.
 func LoadDefault() (*Config, Problems) { return Load(DefaultConfigName, DefaultConfigTOML) }
 
 // Load decodes data (named name in problems) strictly onto the defaults, then validates it.
-func Load(name string, data []byte) (*Config, Problems) {
+func Load(name string, data []byte) (*Config, Problems) { return LoadWith(name, data, LoadOptions{}) }
+
+// LoadWith is Load with options.
+func LoadWith(name string, data []byte, opts LoadOptions) (*Config, Problems) {
 	cfg := DefaultConfig()
 	cfg.File = name
 	cfg.Dir = configDir(name)
@@ -154,6 +170,9 @@ func Load(name string, data []byte) (*Config, Problems) {
 		sink.errorf(path, fmt.Sprintf("unknown %s %q", what, path))
 	}
 	cfg.resolvePaths()
+	if opts.Override != nil {
+		opts.Override(&cfg)
+	}
 	cfg.validate(sink)
 	if !sink.list.HasErrors() {
 		cfg.data = cfg.loadData(sink)
@@ -213,6 +232,7 @@ func (c *Config) resolvePaths() {
 		c.TLS.ECH.KeyFiles[i] = c.resolve(f)
 	}
 	c.Fingerprint.Database = c.resolve(c.Fingerprint.Database)
+	c.WAF.RulesDir = c.resolve(c.WAF.RulesDir)
 	c.RateLimit.Bans.Blocklist = c.resolve(c.RateLimit.Bans.Blocklist)
 	c.RateLimit.Bans.Allowlist = c.resolve(c.RateLimit.Bans.Allowlist)
 	for i, k := range c.Data.TrustedKeys {

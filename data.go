@@ -25,7 +25,8 @@ type dataSet struct {
 	fpDB     *fingerprint.DB
 	block    []netip.Prefix // ratelimit.bans.blocklist
 	allow    []netip.Prefix // ratelimit.bans.allowlist
-	files    []string       // every data file in use, for the file watcher
+	waf      *wafEngine
+	files    []string // every data file in use, for the file watcher
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
@@ -53,6 +54,18 @@ func (c *Config) loadData(s *problemSink) *dataSet {
 	} else {
 		d.fpDB, _ = c.Fingerprint.LoadDB() // the empty database
 	}
+	rules, files, err := loadWAFRules(c.WAF.RulesDir, v)
+	d.files = append(d.files, files...)
+	if err != nil {
+		s.errorf("waf.rules_dir", err.Error())
+		ok = false
+	} else if global, per, err := c.wafPolicies(); err != nil {
+		s.errorf("waf", err.Error())
+		ok = false
+	} else {
+		d.waf = &wafEngine{rules: rules, global: global, perRoute: per}
+	}
+
 	lists := []struct {
 		key  string
 		path string

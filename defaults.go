@@ -4,6 +4,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/tls"
+	"edge/waf"
 )
 
 // Defaults of every root configuration key, in one place. A key absent from the TOML keeps the value
@@ -45,7 +46,11 @@ func DefaultConfig() Config {
 	// configuration that never mentions [fingerprint] has no database rather than one looked for at a
 	// path relative to wherever it happens to live.
 	fp.Database = ""
+	// Likewise waf.rules_dir: unset means the rule catalogue built into the binary.
+	wafCfg := waf.DefaultConfig()
+	wafCfg.RulesDir = ""
 	return Config{
+		WAF:         wafCfg,
 		TLS:         tls.DefaultConfig(),
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),

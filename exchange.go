@@ -11,6 +11,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
+	"edge/waf"
 )
 
 // exchange is the per-request state of the pipeline: what was decided about the request and why.
@@ -42,6 +43,7 @@ type exchange struct {
 	fpMatched  bool
 	uaMismatch bool
 	limit      ratelimit.Decision
+	waf        waf.Verdict
 }
 
 type exchangeKey struct{}

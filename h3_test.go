@@ -20,7 +20,7 @@ func h3Client() *http.Client {
 
 func TestEchoOverHTTP3(t *testing.T) {
 	e := startEdge(t, echoRoute)
-	req, _ := http.NewRequest("GET", e.url("https", "/h3/./x"), nil)
+	req, _ := http.NewRequest("GET", e.url("https", "/h3//x"), nil)
 	req.Header.Set("Edge-Request-Id", "forged")
 	resp, err := h3Client().Do(req)
 	if err != nil {

@@ -24,6 +24,8 @@ name = "api"
 host = "api.example.com"
 backend = "app"
 max_body_bytes = 1024
+[routes.waf]
+mode = "detect"
 [routes.request_headers]
 set = { "X-Route" = "api" }
 [routes.response_headers]
@@ -103,6 +105,15 @@ func TestParity(t *testing.T) {
 					t.Errorf("hop-by-hop headers from the backend reached the client: %v", resp.Header)
 				}
 			}},
+		{name: "WAF blocks SQL injection", method: "GET", host: "echo.example.com", path: "/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--", status: 403,
+			check: func(t *testing.T, resp *http.Response, body []byte) {
+				if !bytes.Contains(body, []byte("SQLI-")) {
+					t.Errorf("403 body %q does not name the SQLI rule", body)
+				}
+			}},
+		{name: "WAF inspects the body", method: "POST", host: "echo.example.com", path: "/form", body: []byte("comment=<script>alert(document.cookie)</script>"),
+			header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, status: 403},
+		{name: "WAF detect mode forwards with Edge-WAF", method: "GET", host: "api.example.com", path: "/x?q=1%27%20UNION%20SELECT%20password%20FROM%20users--", status: 200},
 		{name: "no route", method: "GET", host: "nothing.example.com", path: "/", status: 404},
 		{name: "redirect keeps path and query", method: "GET", host: "x.example.com", path: "/old/p?q=1", status: 301,
 			check: func(t *testing.T, resp *http.Response, _ []byte) {

@@ -12,6 +12,7 @@ import (
 
 	"edge/fingerprint"
 	"edge/routes"
+	"edge/routes/upstream"
 )
 
 // ServeHTTP is the one request pipeline, the same for HTTP/1.1, HTTP/2 and HTTP/3:
@@ -79,7 +80,7 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	}
 	ex.rt = rt
 	ex.route = rt.Name
-	if !s.limitRequest(w, r, ex) {
+	if !s.limitBody(w, r, ex) || !s.limitRequest(w, r, ex) || !s.inspect(w, r, ex) {
 		return
 	}
 	switch rt.Action {
@@ -106,21 +107,33 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	}
 }
 
+// limitBody applies the route's max_body_bytes: a declared length over it is refused at once, and
+// bodies without a declared length (chunked, HTTP/2 and HTTP/3 streams) are cut off where they cross
+// it, which the WAF's read-ahead or the forwarder turns into 413.
+func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+	max := ex.rt.MaxBodyBytes
+	if max <= 0 {
+		return true
+	}
+	if r.ContentLength > max {
+		s.deny(w, r, ex, denyBodyTooLarge, "")
+		return false
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+	}
+	return true
+}
+
 // forward sends the request to the route's backend, within the route's body limit and timeout.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, rt *routes.Compiled) {
 	b := ex.snap.backends[rt.Backend]
 	ex.backend = b.name
-	if rt.MaxBodyBytes > 0 {
-		if r.ContentLength > rt.MaxBodyBytes {
-			s.deny(w, r, ex, denyBodyTooLarge, "")
-			return
-		}
-		if r.Body != nil && r.Body != http.NoBody {
-			// Also bounds chunked and HTTP/2/3 bodies that declare no length.
-			r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBodyBytes)
-		}
-	}
 	ctx := withExchange(r.Context(), ex)
+	if b.cfg.LB == upstream.LBHashIP {
+		// Behind trusted proxies the socket address is the proxy's: hash the resolved client.
+		ctx = upstream.WithHashKey(ctx, ex.client.String())
+	}
 	if rt.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, rt.Timeout)

@@ -19,6 +19,7 @@ type Snapshot struct {
 	backends map[string]*backend
 	proxies  []netip.Prefix
 	fpDB     *fingerprint.DB
+	waf      *wafEngine
 	// rl is the rate limiter (connection limiter, request policies, bans). It keeps its state across
 	// reloads that leave [ratelimit] unchanged.
 	rl *ratelimit.RateLimit
@@ -44,6 +45,7 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		return nil, sink.list
 	}
 	snap.fpDB = cfg.data.fpDB
+	snap.waf = cfg.data.waf
 	snap.dataFiles = cfg.data.files
 
 	var created []*backend

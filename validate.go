@@ -21,6 +21,12 @@ func (c *Config) validate(s *problemSink) {
 	s.addLeaf("tls", errs, warns)
 	errs, warns = c.Fingerprint.Validate()
 	s.addLeaf("fingerprint", errs, warns)
+	errs, warns = c.WAF.Validate()
+	if c.WAF.RulesDir == "" {
+		// Unset means the built-in catalogue, loaded (and checked) with the rest of the data.
+		errs = slices.DeleteFunc(errs, func(e string) bool { return strings.HasPrefix(e, "rules_dir:") })
+	}
+	s.addLeaf("waf", errs, warns)
 	errs, warns = c.RateLimit.Validate()
 	s.addLeaf("ratelimit", errs, warns)
 	c.validateBackends(s)
@@ -168,6 +174,9 @@ func (c *Config) validateRoutes(s *problemSink) {
 				s.warnf(fmt.Sprintf("routes[%d].host", i), fmt.Sprintf("no configured certificate covers %q", h))
 			}
 		}
+	}
+	if _, _, err := c.wafPolicies(); err != nil {
+		s.errorf("routes", "waf: "+err.Error())
 	}
 	scopes := map[string]string{}
 	for _, p := range c.RateLimit.Requests {

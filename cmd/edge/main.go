@@ -87,14 +87,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // loadConfig picks the configuration: --config, else ./edge.toml, else the built-in default.
-func loadConfig(path string) (*edge.Config, edge.Problems) {
+func loadConfig(path string) (*edge.Config, edge.Problems) { return loadConfigWith(path, nil) }
+
+func loadConfigWith(path string, override func(*edge.Config)) (*edge.Config, edge.Problems) {
+	opts := edge.LoadOptions{Override: override}
 	if path != "" {
-		return edge.LoadFile(path)
+		return edge.LoadFileWith(path, opts)
 	}
 	if _, err := os.Stat("edge.toml"); err == nil {
-		return edge.LoadFile("edge.toml")
+		return edge.LoadFileWith("edge.toml", opts)
 	}
-	return edge.LoadDefault()
+	return edge.LoadWith(edge.DefaultConfigName, edge.DefaultConfigTOML, opts)
 }
 
 func reportValidation(problems edge.Problems, asJSON bool, stdout, stderr io.Writer) int {

@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 
+	"edge"
 	"edge/fingerprint"
 	"edge/tls"
 	"edge/trust"
+	"edge/waf"
 )
 
 // subcommands are the tools that run instead of the proxy: `edge NAME ...`.
@@ -158,8 +160,44 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 	return werr
 }
 
-// cmdWAF is replaced when the WAF is wired; until then it says so.
+// cmdWAF: `edge waf eval [--config FILE] [--paranoia N] [--explain]` evaluates requests in the
+// corpora JSON-lines format with exactly the evaluation the live pipeline runs, one verdict line per
+// input line; a summary goes to stderr.
 func cmdWAF(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "edge waf: not available in this build")
-	return exitUsage
+	usage := func() int {
+		fmt.Fprintln(stderr, "usage: edge waf eval [--config FILE] [--paranoia N] [--explain] < requests.jsonl")
+		return exitUsage
+	}
+	if len(args) == 0 || args[0] != "eval" {
+		return usage()
+	}
+	fs := flag.NewFlagSet("waf eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "configuration file (default ./edge.toml if present, else the built-in default)")
+	paranoia := fs.Int("paranoia", 0, "override waf.paranoia (1-4)")
+	explain := fs.Bool("explain", false, "add every matched rule with its target, transforms and fragment")
+	if fs.Parse(args[1:]) != nil || fs.NArg() > 0 || *paranoia < 0 || *paranoia > 4 {
+		return usage()
+	}
+	var override func(*edge.Config)
+	if *paranoia > 0 {
+		override = func(c *edge.Config) { c.WAF.Paranoia = *paranoia }
+	}
+	cfg, problems := loadConfigWith(*configPath, override)
+	if cfg == nil || problems.HasErrors() {
+		for _, p := range problems {
+			fmt.Fprintln(stderr, p.String())
+		}
+		return exitInvalid
+	}
+	eval, err := edge.WAFEvaluator(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "edge waf eval: %v\n", err)
+		return exitInvalid
+	}
+	if err := waf.EvalLines(stdin, stdout, stderr, eval, *explain); err != nil {
+		fmt.Fprintf(stderr, "edge waf eval: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
 }

@@ -1,0 +1,244 @@
+package edge
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"edge/ratelimit"
+	"edge/routes"
+	"edge/trust"
+	"edge/waf"
+)
+
+// builtinWAFRules is the repository's rule catalogue, built into the binary: it is used when
+// waf.rules_dir is not set, so an edge with no configuration at all is still protected.
+//
+//go:embed rules/waf/*.toml
+var builtinWAFRules embed.FS
+
+// RouteWAF is a route's [routes.waf] table: it overrides the WAF mode and adds exclusions for the
+// route.
+type RouteWAF struct {
+	// Mode is "off", "detect" or "block"; "" keeps waf.mode.
+	Mode string `toml:"mode"`
+	// Exclusions are added to waf.exclusions for this route.
+	Exclusions []waf.ExclusionConfig `toml:"exclusions"`
+}
+
+// loadWAFRules reads every rule file of dir (through the verifier, so with trusted keys every file
+// must be signed), or the built-in catalogue when dir is "", and compiles them into one rule set.
+func loadWAFRules(dir string, v *trust.Verifier) (*waf.RuleSet, []string, error) {
+	var (
+		rules []*waf.Rule
+		files []string
+		errs  []error
+	)
+	if dir == "" {
+		names, _ := fs.Glob(builtinWAFRules, "rules/waf/*.toml")
+		for _, name := range names {
+			data, _ := builtinWAFRules.ReadFile(name)
+			rs, err := waf.Parse("(built-in) "+name, data)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			rules = append(rules, rs...)
+		}
+	} else {
+		names, err := filepath.Glob(filepath.Join(dir, "*.toml"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(names) == 0 {
+			return nil, nil, errors.New(dir + ": no *.toml rule files")
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			data, err := v.ReadFile(name)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			rs, err := waf.Parse(name, data)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			rules = append(rules, rs...)
+		}
+		files = append(files, dir)
+	}
+	if len(errs) > 0 {
+		return nil, files, errors.Join(errs...)
+	}
+	set, err := waf.NewRuleSet(rules)
+	return set, files, err
+}
+
+// wafPolicies compiles the global WAF policy and each route's variant, by route index.
+func (c *Config) wafPolicies() (*waf.Policy, []*waf.Policy, error) {
+	base, err := c.WAF.Policy()
+	if err != nil {
+		return nil, nil, err
+	}
+	per := make([]*waf.Policy, len(c.Routes))
+	for i, r := range c.Routes {
+		if r.WAF == nil {
+			per[i] = base
+			continue
+		}
+		p, err := base.WithRoute(r.WAF.Mode, r.WAF.Exclusions)
+		if err != nil {
+			return nil, nil, err
+		}
+		per[i] = p
+	}
+	return base, per, nil
+}
+
+// wafEngine is the compiled WAF of a snapshot: the rules and the policies.
+type wafEngine struct {
+	rules    *waf.RuleSet
+	global   *waf.Policy
+	perRoute []*waf.Policy
+}
+
+func (e *wafEngine) policy(rt *routes.Compiled) *waf.Policy {
+	if rt != nil && rt.Index < len(e.perRoute) {
+		return e.perRoute[rt.Index]
+	}
+	return e.global
+}
+
+// evaluate is the one WAF evaluation of edge: the live pipeline (H1, H2, H3) and `edge waf eval`
+// both call it. It builds the WAF's view of the request from the canonical path, the inspected body
+// prefix and the connection facts, and evaluates the rules under the route's policy.
+func (e *wafEngine) evaluate(r *http.Request, canonicalPath string, body []byte, truncated bool, conn waf.Conn, p *waf.Policy) waf.Verdict {
+	var req waf.Request
+	waf.FillFromHTTP(&req, r, canonicalPath, body, truncated, conn)
+	return e.rules.Evaluate(&req, p)
+}
+
+// inspect runs the WAF stage of the pipeline. The body prefix the policy inspects (bounded by
+// waf.body_limit_bytes) is read ahead and put back in front of the rest of the body, so the backend
+// receives every byte: inspection never buffers without bound and never truncates. It reports
+// whether the request may go on; a block answers 403 with the request id and the rule ids.
+func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+	e := ex.snap.waf
+	p := e.policy(ex.rt)
+	if p.Mode == waf.ModeOff {
+		return true
+	}
+	var body []byte
+	truncated := false
+	if p.BodyLimitBytes > 0 && r.Body != nil && r.Body != http.NoBody {
+		limit := p.BodyLimitBytes
+		if r.ContentLength >= 0 && r.ContentLength < limit {
+			limit = r.ContentLength
+		}
+		buf := make([]byte, limit)
+		n, err := io.ReadFull(r.Body, buf)
+		body = buf[:n]
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			s.deny(w, r, ex, denyBodyTooLarge, "")
+			return false
+		case err == nil:
+			// The prefix is full: the body may go on beyond it.
+			truncated = r.ContentLength < 0 || r.ContentLength > int64(n)
+			r.Body = prefixedBody{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			r.Body = prefixedBody{Reader: bytes.NewReader(body), Closer: r.Body}
+		default:
+			s.deny(w, r, ex, denyBadRequest, "reading body: "+err.Error())
+			return false
+		}
+	}
+	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch}
+	if c := ex.conn; c != nil {
+		conn.JA4, conn.JA3Hash, conn.TLSGroup = c.fp.JA4, c.fp.JA3Hash, c.tls.Group
+	}
+	if ex.fpMatched {
+		conn.FingerprintClass = ex.fpMatch.Class.String()
+	}
+	v := e.evaluate(r, ex.path, body, truncated, conn, p)
+	ex.waf = v
+	for _, m := range v.Matches {
+		s.m.wafMatches.WithLabelValues(m.RuleID, v.Action.String()).Inc()
+	}
+	switch v.Action {
+	case waf.ActionBlock:
+		if rl := ex.snap.rl; rl != nil {
+			rl.Bans.Strike(ex.client, ratelimit.ReasonWAF, time.Now())
+		}
+		ex.reason = "waf_block: " + v.Reason()
+		h := w.Header()
+		html := prefersHTML(r.Header.Get("Accept"))
+		if html {
+			h.Set("Content-Type", "text/html; charset=utf-8")
+		} else {
+			h.Set("Content-Type", "application/json")
+		}
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write(v.BlockBody(ex.id, html))
+		return false
+	case waf.ActionDetect:
+		r.Header.Set(hdrWAF, v.HeaderValue())
+	}
+	return true
+}
+
+const hdrWAF = "Edge-WAF"
+
+// prefixedBody is a request body whose first bytes were read ahead for inspection.
+type prefixedBody struct {
+	io.Reader
+	io.Closer
+}
+
+// prefersHTML reports whether an Accept header asks for HTML before JSON.
+func prefersHTML(accept string) bool {
+	h := strings.Index(accept, "text/html")
+	if h < 0 {
+		return false
+	}
+	j := strings.Index(accept, "application/json")
+	return j < 0 || h < j
+}
+
+// WAFEvaluator returns the function `edge waf eval` calls for each request: the same evaluation the
+// live pipeline runs, with the configuration's rules, the policy of the route the request matches,
+// and the body prefix the policy inspects.
+func WAFEvaluator(cfg *Config) (func(*http.Request, []byte) waf.Verdict, error) {
+	if cfg.data == nil || cfg.data.waf == nil {
+		return nil, errors.New("configuration not loaded")
+	}
+	e := cfg.data.waf
+	table, errs := routes.Compile(cfg.routeList(), func(string) bool { return true })
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	return func(r *http.Request, body []byte) waf.Verdict {
+		p := e.global
+		canon := r.URL.EscapedPath()
+		if host, err := routes.CanonicalHost(r.Host); err == nil {
+			if cp, err := routes.CanonicalPath(canon, cfg.Server.AmbiguousPaths); err == nil {
+				canon = cp
+				p = e.policy(table.Match(host, cp, r.Method, r.Header.Get))
+			}
+		}
+		truncated := false
+		if p.BodyLimitBytes >= 0 && int64(len(body)) > p.BodyLimitBytes {
+			body, truncated = body[:p.BodyLimitBytes], true
+		}
+		return e.evaluate(r, canon, body, truncated, waf.Conn{ClientIP: remoteAddr(r.RemoteAddr)}, p)
+	}, nil
+}
