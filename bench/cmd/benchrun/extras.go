@@ -127,13 +127,19 @@ var trailingDashRE = regexp.MustCompile(`(\s+-)+\s*$`)
 
 var perfTopRE = regexp.MustCompile(`^\s+([0-9.]+%)\s+(\S+)\s+\[[.k]\]\s+(.+)$`)
 
-// profile samples edge full's CPU (perf record, cpu-clock) during one
-// closed-loop run per protocol and keeps the top self-time symbols, which is
+// profile samples edge lean's and edge full's CPU (perf record, cpu-clock)
+// during one closed-loop run per protocol and keeps the top self-time symbols, which is
 // what `go tool pprof -top` shows; perf needs no profiling endpoint in edge.
 func (b *bench) profile() {
-	a := b.arm("edge-full")
+	for _, name := range []string{"edge-lean", "edge-full"} {
+		b.profileArm(b.arm(name))
+	}
+}
+
+// profileArm profiles one edge arm on each protocol.
+func (b *bench) profileArm(a *arm) {
 	for _, c := range []cell{{protoH1TLS, "56"}, {protoH2TLS, "56"}, {protoH3, "56"}} {
-		data := filepath.Join(b.dir, "perf-"+c.proto+".data")
+		data := filepath.Join(b.dir, "perf-"+a.name+"-"+c.proto+".data")
 		rec := exec.Command("perf", "record", "-e", "cpu-clock", "-F", "999", "-o", data, "-p", strconv.Itoa(a.svc.pid()))
 		var recOut bytes.Buffer
 		rec.Stdout, rec.Stderr = &recOut, &recOut
@@ -142,7 +148,7 @@ func (b *bench) profile() {
 			return
 		}
 		time.Sleep(300 * time.Millisecond)
-		_, err := runLoad(b, a, c, loadSpec{dur: 3 * time.Second})
+		_, err := runLoad(b, a, c, loadSpec{dur: b.profDur})
 		rec.Process.Signal(syscall.SIGINT)
 		rec.Wait()
 		if err != nil {

@@ -40,6 +40,7 @@ type bench struct {
 	rounds                int
 	dur                   time.Duration
 	hsDur                 time.Duration
+	profDur               time.Duration // perf record run per protocol
 	cells                 []cell
 	arms                  []*arm
 	origin                *service
@@ -79,8 +80,8 @@ func main() {
 	flag.StringVar(&b.hsload, "hsload", "", "hsload binary")
 	flag.StringVar(&b.edgeSource, "edge-source", "", "how the edge binary was obtained (shown in latest.md)")
 	rounds := flag.Int("rounds", 0, "rounds (0: 3 quick, 5 full)")
-	hsDur := flag.Duration("hs-d", 0, "run time per handshake target (0: 1.5s quick, 3s full)")
-	dur := flag.Duration("d", 0, "run time per arm and cell (0: 2s quick, 5s full)")
+	hsDur := flag.Duration("hs-d", 0, "run time per handshake target (0: 1s quick, 3s full)")
+	dur := flag.Duration("d", 0, "run time per arm and cell (0: 1.5s quick, 5s full)")
 	only := flag.String("cells", "", "comma-separated cell keys to run (e.g. h1tls/56,h3/56); empty: the mode's set")
 	flag.Parse()
 	if b.mode != "quick" && b.mode != "full" {
@@ -96,9 +97,9 @@ func main() {
 		}
 		*p = abs
 	}
-	b.rounds, b.dur, b.hsDur = 3, 2*time.Second, 1500*time.Millisecond
+	b.rounds, b.dur, b.hsDur, b.profDur = 3, 1500*time.Millisecond, time.Second, 2*time.Second
 	if b.mode == "full" {
-		b.rounds, b.dur, b.hsDur = 5, 5*time.Second, 3*time.Second
+		b.rounds, b.dur, b.hsDur, b.profDur = 5, 5*time.Second, 3*time.Second, 5*time.Second
 	}
 	if *rounds > 0 {
 		b.rounds = *rounds

@@ -446,7 +446,7 @@ func (b *bench) hsTable(p func(string, ...any)) {
 }
 
 func (b *bench) profileSection(p func(string, ...any)) {
-	p("## Where edge full spends its CPU (perf, cpu-clock, self time, one 3 s closed-loop run per protocol)")
+	p("## Where edge spends its CPU (perf record -e cpu-clock, one %v closed-loop run per arm and protocol)", b.profDur)
 	p("")
 	if len(b.profiles) == 0 {
 		p("No profile was taken (see notes).")
