@@ -389,6 +389,10 @@ func (m *sqlMatcher) checkLogic(i int, brk bool) (int, int, bool) {
 		return 0, 0, false
 	}
 	k := m.nx(a)
+	if brk && t[j].kind == tkLParen && (k >= len(t) || t[k].kind == tkCmt) {
+		// "' or(id glob 1)--": a parenthesised condition closed by a comment.
+		return m.span(i, a)
+	}
 	if k >= len(t) || t[k].kind == tkCmt || t[k].kind == tkSemi {
 		// "<logic> 1" at the end of the value or before a comment.
 		if ctx && (t[j].kind == tkNumber || t[j].kind == tkKey || t[j].kind == tkVar || (t[j].kind == tkString && brk)) {
