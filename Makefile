@@ -16,3 +16,16 @@ fmt-check:
 
 build:
 	$(GO) build -o bin/edge ./cmd/edge
+
+# Side-by-side benchmarks against HAProxy, nginx and Caddy (installs missing peers from apt).
+.PHONY: bench bench-full fuzz
+bench:
+	$(MAKE) -C bench bench
+
+bench-full:
+	$(MAKE) -C bench bench-full
+
+# Runs every fuzz target listed in fuzz/targets.txt for FUZZTIME each (default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	./fuzz/run.sh $(FUZZTIME)
