@@ -54,8 +54,6 @@ var (
 		"Client connections currently holding a connection limiter slot.", nil, nil)
 	descConnsRefused = prometheus.NewDesc("edge_conns_refused_total",
 		"Client connections refused by the connection limiter, by reason.", []string{"reason"}, nil)
-	descRLChecks = prometheus.NewDesc("edge_ratelimit_checks_total",
-		"Requests checked against request rate-limit policies.", nil, nil)
 	descRLDenied = prometheus.NewDesc("edge_ratelimit_policy_denied_total",
 		"Requests denied by a block-mode rate-limit policy, by policy.", []string{"policy"}, nil)
 	descRLDetected = prometheus.NewDesc("edge_ratelimit_policy_detected_total",
@@ -118,7 +116,7 @@ var (
 var collectorDescs = []*prometheus.Desc{
 	descHandshakes, descPQRatio, descHandshakeFailures, descSNI, descResumed, descECH, descCertReloads,
 	descCertReloadFailures, descCertificates, descECHKeys,
-	descConnsAdmitted, descConnsActive, descConnsRefused, descRLChecks, descRLDenied, descRLDetected, descRLKeys,
+	descConnsAdmitted, descConnsActive, descConnsRefused, descRLDenied, descRLDetected, descRLKeys,
 	descRLEvictions, descStrikes, descBans, descBansRemote, descBanEvictions, descBlocklist, descAllowlist,
 	descRedisUp, descRedisChanges, descRedisCalls, descRedisFailures, descRedisFallbacks, descRedisClosed,
 	descRedisBansPublished, descRedisBansDropped, descRedisSyncs,
@@ -207,7 +205,6 @@ func collectRateLimit(ch chan<- prometheus.Metric, st ratelimit.Stats, redis boo
 		counter(ch, descConnsRefused, st.Conns.Refused[r], label)
 		counter(ch, descStrikes, st.Bans.Strikes[r], label)
 	}
-	counter(ch, descRLChecks, st.Requests.Checks)
 	for _, p := range st.Requests.Policies {
 		counter(ch, descRLDenied, p.Denied, p.Name)
 		counter(ch, descRLDetected, p.Detected, p.Name)

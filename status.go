@@ -384,7 +384,6 @@ type statusRateLimit struct {
 	ConnsAdmitted uint64         `json:"conns_admitted"`
 	ConnsActive   int64          `json:"conns_active"`
 	ConnsRefused  []nameCount    `json:"conns_refused"` // by reason, zero counts omitted
-	Checks        uint64         `json:"checks"`
 	Denied        uint64         `json:"denied"`
 	Policies      []statusPolicy `json:"policies"`
 	Bans          uint64         `json:"bans"`
@@ -472,7 +471,7 @@ func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
 			}
 			sortCounts(rl.ConnsRefused)
 			sortCounts(rl.Strikes)
-			rl.Checks, rl.Denied = rs.Requests.Checks, rs.Requests.Denied
+			rl.Denied = rs.Requests.Denied
 			for _, p := range rs.Requests.Policies {
 				rl.Policies = append(rl.Policies, statusPolicy{Name: p.Name, Denied: p.Denied, Detected: p.Detected, Keys: p.Keys})
 			}
