@@ -107,7 +107,7 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		}
 	}
 	if ex.upstream != "" {
-		attrs = append(attrs, slog.String("upstream", ex.upstream),
+		attrs = append(attrs, slog.String("upstream", ex.upstream), slog.Int("upstream_status", ex.upStatus),
 			slog.Float64("upstream_ms", float64(ex.upTime.Microseconds())/1000))
 	}
 	if v := ex.waf; v.Score > 0 || len(v.Matches) > 0 {
