@@ -57,7 +57,7 @@ type Server struct {
 func NewServer(cfg *Config, opts Options) (*Server, error) {
 	logger := opts.Logger
 	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevels[cfg.Log.Level]}))
+		logger = processLogger(os.Stderr, cfg.Log.Level)
 	}
 	access, err := openAccessLog(cfg.resolve(cfg.Log.Access), opts.AccessLog)
 	if err != nil {
@@ -100,6 +100,11 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	}
 	s.snap.Store(snap)
 	return s, nil
+}
+
+// processLogger is the process log: text on w, at log.level and above.
+func processLogger(w io.Writer, level string) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevels[level]}))
 }
 
 // Start binds every configured listener and serves them in the background. On error nothing stays
