@@ -22,6 +22,7 @@ var buckets = []struct {
 	{"net/http, HTTP/2 (stdlib, x/net)", regexp.MustCompile(`^(net/http|golang\.org/x/net|net/textproto|net/url|mime)`)},
 	{"quic-go and HTTP/3", regexp.MustCompile(`^github\.com/quic-go`)},
 	{"edge's own packages", regexp.MustCompile(`^edge[./]`)},
+	{"regexp (WAF rules)", regexp.MustCompile(`^regexp[./]`)},
 	{"logging, metrics, fmt (slog, encoding/json, fmt, prometheus)", regexp.MustCompile(`^(log/slog|log\.|encoding/json|fmt\.|github\.com/prometheus|internal/fmtsort)`)},
 	{"net, bufio, context, io (I/O plumbing)", regexp.MustCompile(`^(net\.|net/netip|bufio\.|context\.|io\.|time\.)`)},
 	{"memmove, hashing, strings", regexp.MustCompile(`^(runtime\.(memmove|memequal|memhash|aeshash|strhash|cmpstring|mapaccess|mapassign|efaceeq)|strings\.|bytes\.|internal/bytealg|internal/strconv|strconv\.|unicode|slices\.|sort\.|aeshashbody|memeqbody|cmpbody|indexbytebody)`)},

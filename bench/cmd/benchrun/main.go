@@ -37,6 +37,7 @@ type bench struct {
 	h3load                string
 	hsload                string
 	edgeSource            string // how the edge binary was obtained
+	commitAtStart         string // commit() as read when the run started
 	rounds                int
 	dur                   time.Duration
 	hsDur                 time.Duration
@@ -152,6 +153,7 @@ func (b *bench) stopAll() {
 
 func (b *bench) run() error {
 	b.loadBefore = loadavg()
+	b.commit()
 	if err := b.setup(); err != nil {
 		return err
 	}

@@ -72,7 +72,16 @@ func fmtF(v float64, prec int) string {
 	return fmt.Sprintf("%.*f", prec, v)
 }
 
+// commit describes the repository's HEAD when the run started (and
+// whether tracked files had uncommitted changes then).
 func (b *bench) commit() string {
+	if b.commitAtStart == "" {
+		b.commitAtStart = b.readCommit()
+	}
+	return b.commitAtStart
+}
+
+func (b *bench) readCommit() string {
 	rev, err := exec.Command("git", "-C", b.repo, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
 		return "unknown"

@@ -70,7 +70,7 @@ func (b *bench) svg() string {
 	fmt.Fprintf(&w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif">`+"\n", width, height)
 	fmt.Fprintf(&w, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&w, `<text x="10" y="22" font-size="15" font-weight="bold">edge ÷ peer: proxy CPU per request (closed loop, median of %d rounds)</text>`+"\n", b.rounds)
-	fmt.Fprintf(&w, `<text x="10" y="40" font-size="11">%s · %s · mode %s · log scale: right of 1.0 = edge uses more CPU than the peer, left = less</text>`+"\n", html.EscapeString(b.commit()), b.started.Format("2006-01-02 15:04 UTC"), b.mode)
+	fmt.Fprintf(&w, `<text x="10" y="40" font-size="11">%s · %s · mode %s · log scale: right of 1.0 = edge uses more CPU than the peer, left = less</text>`+"\n", html.EscapeString(shortCommit(b.commit())), b.started.Format("2006-01-02 15:04 UTC"), b.mode)
 	lx := 10.0
 	for _, s := range svgSeries {
 		name := b.label(s.rc.num) + " ÷ " + b.label(s.rc.den)
@@ -93,4 +93,12 @@ func (b *bench) svg() string {
 	fmt.Fprintf(&w, `<text x="10" y="%.0f" font-size="10">Bars beyond 1/8× or 8× are cut; the number is the true ratio. Each ratio is computed within one round. Source: bench/results/latest-samples.csv</text>`+"\n", height-10)
 	w.WriteString("</svg>\n")
 	return w.String()
+}
+
+// shortCommit keeps the hash of a commit() string for the chart subtitle.
+func shortCommit(c string) string {
+	if i := strings.IndexByte(c, ' '); i > 0 {
+		return c[:i] + "+"
+	}
+	return c
 }
