@@ -52,7 +52,7 @@ func renderInChromium(t *testing.T, browser, url, screenshot string) []byte {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-extensions", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=4000",
+		"--disable-extensions", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000",
 		"--window-size=1280,1100", "--screenshot="+screenshot, "--dump-dom", url)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -182,9 +182,14 @@ rate_limit = ["tiny"]
 		st.observeWAF(a.WAFRules, a.WAF == "block")
 	}
 
+	// A database label is operator data, but the page must still show it as text, never as markup.
+	const evilJA4, evilLabel = "t13d0000h2_000000000000_000000000000", `<img src=x onerror="document.title='pwned'">`
+	st.observe(evilJA4, evilLabel, "bot")
+
 	shot := filepath.Join(t.ArtifactDir(), "status.png")
+	t0 := time.Now()
 	dom := renderInChromium(t, browser, admin.URL+"/", shot)
-	t.Logf("screenshot: %s", shot)
+	t.Logf("screenshot: %s (chromium ran %v)", shot, time.Since(t0).Round(time.Millisecond))
 	resp, err := http.Get(admin.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -264,6 +269,13 @@ rate_limit = ["tiny"]
 		if got := page.cellText("data-ja4", ja4, "label"); got != "go-test" {
 			t.Errorf("fingerprint %s label: got %q, want go-test", ja4, got)
 		}
+	}
+
+	if got := page.cellText("data-ja4", evilJA4, "label"); got != evilLabel {
+		t.Errorf("markup in a label: got %q, want it shown as text", got)
+	}
+	if page.find(func(n *html.Node) bool { return n.Data == "img" }) != nil || textOf(page.find(func(n *html.Node) bool { return n.Data == "title" })) != "edge status" {
+		t.Errorf("markup in a label was rendered as HTML")
 	}
 
 	for _, c := range checks {

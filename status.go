@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"edge/fingerprint"
 	"edge/ratelimit"
+	"edge/waf"
 )
 
 // Limits of the status page's own bookkeeping. Everything is fixed-size: a flood of distinct
@@ -125,6 +127,21 @@ func (st *statusState) observe(ja4, label, class string) {
 	st.topIdx[ja4] = min
 }
 
+// observeConn records a client connection from its facts, looking its fingerprint up in db (nil: no
+// database): the root calls it once per connection, TCP and QUIC, after the handshake.
+func (st *statusState) observeConn(f *connFacts, db *fingerprint.DB) {
+	if f.fp.JA4 == "" {
+		st.observe("", "", "")
+		return
+	}
+	m, ok := db.Lookup(&f.fp)
+	if !ok {
+		st.observe(f.fp.JA4, "", "")
+		return
+	}
+	st.observe(f.fp.JA4, m.Label, m.Class.String())
+}
+
 func (st *statusState) countClass(class string) {
 	for i := 0; i < statusClassSlots; i++ {
 		c := &st.classes[i]
@@ -165,6 +182,23 @@ func (st *statusState) observeWAF(ruleIDs []string, blocked bool) {
 			rc.blocked++
 		}
 	}
+}
+
+// observeVerdict is observeWAF for a WAF verdict: the rule ids of its matches, blocked when its
+// action is block. It does not allocate.
+func (st *statusState) observeVerdict(v *waf.Verdict) {
+	if len(v.Matches) == 0 && v.Action != waf.ActionBlock {
+		return
+	}
+	var buf [16]string
+	ids := buf[:0]
+	for i := range v.Matches {
+		if len(ids) == len(buf) {
+			break // statusWAFRuleSlots bounds the table anyway; 16 rules on one request is plenty to show
+		}
+		ids = append(ids, v.Matches[i].RuleID)
+	}
+	st.observeWAF(ids, v.Action == waf.ActionBlock)
 }
 
 func (b *wafMinute) rule(id string) *wafRuleCount {

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"edge/fingerprint"
+	"edge/waf"
 )
 
 func TestStatusTopFingerprints(t *testing.T) {
@@ -181,6 +184,48 @@ func TestStatusWAFRulesBounded(t *testing.T) {
 	})
 }
 
+// TestStatusObserveConn: a connection's fingerprint is looked up in the database for its label and
+// class; without a match or a database it is listed unlabelled, without a JA4 only counted.
+func TestStatusObserveConn(t *testing.T) {
+	db, err := fingerprint.ParseDB([]byte("[[fingerprint]]\nja4 = \"t13d*_*_*\"\nlabel = \"curl 8\"\nclass = \"library\"\naction = \"allow\"\nsource = \"test\"\n"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStatusState()
+	known := &connFacts{fp: fingerprint.Fingerprints{JA4: "t13d1516h2_8daaf6152771_02713d6af862"}}
+	unknown := &connFacts{fp: fingerprint.Fingerprints{JA4: "q13i0310h3_55b375c5d22e_cd85d2d88918"}}
+	st.observeConn(known, db)
+	st.observeConn(known, db)
+	st.observeConn(unknown, db)
+	st.observeConn(unknown, nil)
+	st.observeConn(&connFacts{}, db)
+	got := st.fingerprints()
+	want := []statusFP{{JA4: unknown.fp.JA4, Class: "unknown", Count: 2}, {JA4: known.fp.JA4, Label: "curl 8", Class: "library", Count: 2}}
+	if diff := cmp.Diff(want, got.Top); diff != "" {
+		t.Errorf("top (-want +got):\n%s", diff)
+	}
+	if got.Connections != 5 {
+		t.Errorf("connections: got %d, want 5", got.Connections)
+	}
+}
+
+func TestStatusObserveVerdict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newStatusState()
+		st.observeVerdict(&waf.Verdict{}) // nothing matched: ignored
+		st.observeVerdict(&waf.Verdict{Action: waf.ActionBlock, Matches: []waf.Match{{RuleID: "SQLI-001"}, {RuleID: "SQLI-002"}}})
+		st.observeVerdict(&waf.Verdict{Action: waf.ActionDetect, Matches: []waf.Match{{RuleID: "SQLI-001"}}})
+		w := st.waf(time.Now())
+		want := []statusRule{{Rule: "SQLI-001", Blocked: 1, Matched: 2}, {Rule: "SQLI-002", Blocked: 1, Matched: 1}}
+		if diff := cmp.Diff(want, w.Rules); diff != "" {
+			t.Errorf("rules (-want +got):\n%s", diff)
+		}
+		if w.Blocked != 1 || w.Matched != 2 {
+			t.Errorf("got blocked %d matched %d, want 1 and 2", w.Blocked, w.Matched)
+		}
+	})
+}
+
 func TestStatusObserveAllocs(t *testing.T) {
 	st := newStatusState()
 	ja4s := make([]string, 2*statusTopSlots)
@@ -192,6 +237,7 @@ func TestStatusObserveAllocs(t *testing.T) {
 	}
 	rules := []string{"942100", "920270"}
 	st.observeWAF(rules, true)
+	verdict := &waf.Verdict{Action: waf.ActionBlock, Matches: []waf.Match{{RuleID: "942100"}, {RuleID: "920270"}}}
 	i := 0
 	tests := []struct {
 		name string
@@ -200,6 +246,7 @@ func TestStatusObserveAllocs(t *testing.T) {
 		{"observe tracked", func() { st.observe(ja4s[len(ja4s)-1], "label", "browser") }},
 		{"observe replacing", func() { i++; st.observe(ja4s[i%len(ja4s)], "label", "browser") }},
 		{"observeWAF", func() { st.observeWAF(rules, true) }},
+		{"observeVerdict", func() { st.observeVerdict(verdict) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
