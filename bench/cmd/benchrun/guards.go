@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/quic-go/quic-go/http3"
@@ -90,6 +92,7 @@ func (b *bench) guards() error {
 	} else {
 		b.note("SQLi guard: GET %s got 403 from edge full and 200 from edge lean on H1, H2 and H3", sqliProbe)
 	}
+	b.checkAccessLog()
 	for _, a := range []*arm{lean, full} {
 		for _, c := range []cell{{protoH1TLS, "56"}, {protoH2TLS, "56"}, {protoH3, "56"}, {protoH1TLS, "post"}} {
 			res, err := runLoad(b, a, c, loadSpec{n: 3000})
@@ -102,4 +105,17 @@ func (b *bench) guards() error {
 		}
 	}
 	return nil
+}
+
+// checkAccessLog notes when an edge arm wrote an access log although its
+// config says access = "off": a file named like the keyword appears beside
+// the config (edge resolved the keyword as a relative path). The edge
+// figures then include JSON access-log encoding and one write per request.
+func (b *bench) checkAccessLog() {
+	for _, name := range []string{"off", "stdout", "stderr"} {
+		p := filepath.Join(b.dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			b.note("edge wrote an access log to the file %s although [log] access = \"off\" (edge resolves the keyword as a path relative to its config): every edge figure below includes JSON access-logging and a write per request, which the peers do not do", p)
+		}
+	}
 }
