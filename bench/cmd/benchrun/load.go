@@ -156,17 +156,28 @@ func runLoad(env *bench, a *arm, c cell, s loadSpec) (loadResult, error) {
 		res.non2xx = r.Requests - r.Status2xx
 		return res, nil
 	}
-	m := reqLineRE.FindStringSubmatch(out.String())
-	st := statLineRE.FindStringSubmatch(out.String())
+	err = parseH2load(out.String(), &res)
+	return res, err
+}
+
+// parseH2load fills the request counts of res from h2load's summary:
+// "requests: T total, S started, D done, OK succeeded, F failed, E errored,
+// X timeout" and "status codes: A 2xx, B 3xx, C 4xx, D 5xx".
+func parseH2load(out string, res *loadResult) error {
+	m := reqLineRE.FindStringSubmatch(out)
+	st := statLineRE.FindStringSubmatch(out)
 	if m == nil || st == nil {
-		return res, fmt.Errorf("benchrun: cannot parse h2load output: %s", tail(out.String()))
+		return fmt.Errorf("benchrun: cannot parse h2load output: %s", tail(out))
 	}
 	atoi := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
 	res.requests = atoi(m[3])
-	res.errors = atoi(m[5]) + atoi(m[6]) + atoi(m[7])
+	res.errors = atoi(m[6]) + atoi(m[7])
 	res.ok = atoi(st[1])
 	res.non2xx = atoi(st[2]) + atoi(st[3]) + atoi(st[4])
-	return res, nil
+	if done := atoi(m[3]); done < atoi(m[2]) {
+		res.errors += atoi(m[2]) - done
+	}
+	return nil
 }
 
 // tail returns the last few lines of s for error messages.
