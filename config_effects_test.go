@@ -141,13 +141,15 @@ func TestAmbiguousPathsPreserve(t *testing.T) {
 }
 
 func TestAccessLogFileAndOff(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "access.log")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "access.log")
 	for _, tc := range []struct {
 		where string
 		want  bool
-	}{{path, true}, {"off", false}} {
+	}{{"access.log", true}, {"off", false}} {
+		// The config lives in dir: a relative log path resolves there, and "off" stays a keyword.
 		src := fmt.Sprintf("%s[server]\nstate_dir = %q\n[log]\naccess = %q\n%s", testListen, t.TempDir(), tc.where, echoRoute)
-		cfg, problems := Load("t.toml", []byte(src))
+		cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(src))
 		if problems.HasErrors() {
 			t.Fatal(problems)
 		}
@@ -163,6 +165,9 @@ func TestAccessLogFileAndOff(t *testing.T) {
 			t.Errorf("log.access = %q: line in file = %v, want %v", tc.where, got, tc.want)
 		}
 		os.Remove(path)
+		if _, err := os.Stat(filepath.Join(dir, "off")); err == nil {
+			t.Errorf("log.access = \"off\" created a file named off")
+		}
 	}
 }
 

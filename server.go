@@ -59,7 +59,13 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	if logger == nil {
 		logger = processLogger(os.Stderr, cfg.Log.Level)
 	}
-	access, err := openAccessLog(cfg.resolve(cfg.Log.Access), opts.AccessLog)
+	where := cfg.Log.Access
+	switch where {
+	case "off", "stdout", "stderr":
+	default:
+		where = cfg.resolve(where)
+	}
+	access, err := openAccessLog(where, opts.AccessLog)
 	if err != nil {
 		return nil, fmt.Errorf("access log: %w", err)
 	}
