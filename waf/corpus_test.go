@@ -27,8 +27,8 @@ func TestCorpusFloors(t *testing.T) {
 	if _, err := os.Stat(corporaDir); err != nil {
 		t.Skip("shared corpora not present")
 	}
-	if testing.Short() {
-		t.Skip("corpus floors skipped in -short mode")
+	if testing.Short() || raceEnabled {
+		t.Skip("corpus floors skipped in -short mode and under -race (run: go test ./waf -run TestCorpusFloors)")
 	}
 	rs, err := waf.Load("../rules/waf")
 	if err != nil {

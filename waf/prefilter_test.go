@@ -69,9 +69,9 @@ func FuzzPrefilter(f *testing.F) {
 	rs := loadRules(f)
 	plain := rs.withoutPrefilter()
 	p := &Policy{Mode: ModeBlock, Paranoia: 4, Threshold: 5, BodyLimitBytes: 1 << 16, MaxValues: 1024}
-	for _, r := range rs.Rules() {
-		for _, ex := range r.Match {
-			f.Add(ex, "ex")
+	for i, r := range rs.Rules() {
+		if i%8 == 0 && len(r.Match) > 0 { // a sample of rule examples as seeds
+			f.Add(r.Match[0], "ex")
 		}
 	}
 	f.Add("ſelect * from users", "K")

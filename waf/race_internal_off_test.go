@@ -1,0 +1,5 @@
+//go:build !race
+
+package waf
+
+const raceOn = false

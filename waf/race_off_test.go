@@ -1,0 +1,5 @@
+//go:build !race
+
+package waf_test
+
+const raceEnabled = false
