@@ -1,10 +1,14 @@
 package edge
 
 import (
+	"context"
 	stdtls "crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,6 +106,9 @@ func TestCollectorsAfterHandshakes(t *testing.T) {
 			}
 		})
 	}
+	if ja4 := regexp.MustCompile(`[tqd]1[23][di]\d{4}[0-9a-z]{2}_[0-9a-f]{12}`).FindString(m); ja4 != "" {
+		t.Errorf("a JA4 (%s) appears in /metrics: fingerprints must never be labels", ja4)
+	}
 	if _, ok := metricValue(m, "edge_redis_up"); ok {
 		t.Errorf("edge_redis_up exported without ratelimit.redis.url")
 	}
@@ -150,4 +157,32 @@ burst = 10
 	if err := e.registerCollectors(); err != nil {
 		t.Errorf("second registration: got %v, want nil (ignored)", err)
 	}
+}
+
+// BenchmarkCollect measures one scrape of the leaves' statistics (the cost GET /metrics adds).
+func BenchmarkCollect(b *testing.B) {
+	srv := benchServer(b)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(statsCollector{s: srv})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := reg.Gather(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchServer is a server with the echo route, not started: its statistics have the shape of a
+// running edge's.
+func benchServer(b *testing.B) *Server {
+	cfg, problems := Load("bench.toml", []byte(testListen+"[server]\nstate_dir = "+strconv.Quote(b.TempDir())+"\n"+echoRoute))
+	if problems.HasErrors() {
+		b.Fatal(problems)
+	}
+	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessLog: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return srv
 }

@@ -280,6 +280,24 @@ func BenchmarkStatusObserveWAF(b *testing.B) {
 	}
 }
 
+// BenchmarkStatusSummary measures building GET /status with the registered collectors, a full top-K
+// and WAF rules in the window.
+func BenchmarkStatusSummary(b *testing.B) {
+	srv := benchServer(b)
+	if err := srv.registerCollectors(); err != nil {
+		b.Fatal(err)
+	}
+	st := newStatusState()
+	for i := range statusTopSlots {
+		st.observe(fmt.Sprintf("t13d1516h2_%012d", i), "label", "browser")
+		st.observeWAF([]string{fmt.Sprint(i)}, i%2 == 0)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = srv.statusSummary(st, time.Now())
+	}
+}
+
 // TestStatusPageSelfContained: the page loads nothing from anywhere (no src or href attributes, no
 // url() in CSS), and its Content-Security-Policy hashes match the inline script and style exactly.
 func TestStatusPageSelfContained(t *testing.T) {
