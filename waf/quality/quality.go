@@ -191,13 +191,13 @@ func contains(xs []string, s string) bool {
 var CRSAttackCategories = []string{"sqli", "xss", "lfi", "rfi", "rce", "php", "java", "generic"}
 
 func pct(n, d int) string {
-	return strconv.FormatFloat(Pct(n, d), 'f', 1, 64) + " %"
+	return strconv.Itoa(n) + " (" + strconv.FormatFloat(Pct(n, d), 'f', 2, 64) + " %)"
 }
 
 // Markdown renders the quality table.
 func Markdown(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| corpus | category | lines | edge | Coraza PL1 | Coraza PL2 |\n|---|---|---:|---:|---:|---:|\n")
+	b.WriteString("| corpus | category | lines | edge blocked | Coraza PL1 blocked | Coraza PL2 blocked |\n|---|---|---:|---:|---:|---:|\n")
 	row := func(r Row, label string) {
 		b.WriteString("| " + r.File + " | " + label + " | " + strconv.Itoa(r.Lines) + " | " + pct(r.Blocked, r.Lines) +
 			" | " + pct(r.CorazaPL1, r.Lines) + " | " + pct(r.CorazaPL2, r.Lines) + " |\n")
