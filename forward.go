@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strings"
+	"sync"
 	"time"
 
 	"edge/routes"
@@ -35,12 +36,35 @@ func (s *Server) newBackend(name string, cfg upstream.BackendConfig) (*backend, 
 		FlushInterval:  -1,
 		ErrorHandler:   b.fail,
 		ModifyResponse: b.modifyResponse,
+		BufferPool:     copyBuffers,
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	return b, nil
 }
 
 func (b *backend) close() { b.pool.Close() }
+
+// copyBuffers recycles the buffers ReverseProxy copies response bodies through: without it every
+// request allocates 32 KiB (measured: half of all bytes allocated per proxied request).
+var copyBuffers = &bufferPool{}
+
+type bufferPool struct{ p sync.Pool }
+
+const copyBufferSize = 32 << 10
+
+func (bp *bufferPool) Get() []byte {
+	if b, ok := bp.p.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, copyBufferSize)
+}
+
+func (bp *bufferPool) Put(b []byte) {
+	if cap(b) == copyBufferSize {
+		b = b[:copyBufferSize]
+		bp.p.Put(&b)
+	}
+}
 
 func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
