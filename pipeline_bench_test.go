@@ -17,13 +17,7 @@ func benchEdge(tb testing.TB, extra string) (*Server, func(proto int) *http.Requ
 	}))
 	tb.Cleanup(origin.Close)
 	cfg := fmt.Sprintf("[log]\naccess = \"off\"\n[ratelimit.connections]\nenabled = false\n[backends.o]\nservers = [{ address = %q }]\n[[routes]]\nname = \"o\"\nbackend = \"o\"\n%s", origin.Listener.Addr().String(), extra)
-	t, ok := tb.(*testing.T)
-	var e *testEdge
-	if ok {
-		e = startEdge(t, cfg)
-	} else {
-		e = startEdge(&testing.T{}, cfg)
-	}
+	e := startEdge(tb, cfg)
 	newReq := func(proto int) *http.Request {
 		r := httptest.NewRequest("GET", "https://app.example.com/index.html?page=1", nil)
 		r.ProtoMajor = proto

@@ -49,12 +49,12 @@ http = "127.0.0.1:0"
 admin = "127.0.0.1:0"
 `
 
-func startEdge(t *testing.T, extra string) *testEdge {
+func startEdge(t testing.TB, extra string) *testEdge {
 	t.Helper()
 	return startEdgeListen(t, testListen, extra)
 }
 
-func startEdgeListen(t *testing.T, listen, extra string) *testEdge {
+func startEdgeListen(t testing.TB, listen, extra string) *testEdge {
 	t.Helper()
 	src := listen + "[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + extra
 	cfg, problems := Load("test.toml", []byte(src))
