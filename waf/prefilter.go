@@ -294,6 +294,23 @@ func analyse(re *syntax.Regexp) litInfo {
 		cur := []string{""}
 		allExact := true
 		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpPlus || (sub.Op == syntax.OpRepeat && sub.Min >= 1) {
+				// x+ starts and ends with an x: extend the run with x's
+				// exact set, flush it, and start the next run with x.
+				inner := analyse(sub.Sub[0])
+				if inner.exact != nil && score(inner.exact) > 0 && len(cur)*len(inner.exact) <= maxExact {
+					next := make([]string, 0, len(cur)*len(inner.exact))
+					for _, a := range cur {
+						for _, b := range inner.exact {
+							next = append(next, a+b)
+						}
+					}
+					allExact = false
+					best = better(best, next)
+					cur = inner.exact
+					continue
+				}
+			}
 			in := analyse(sub)
 			if in.exact != nil && len(cur)*len(in.exact) <= maxExact {
 				next := make([]string, 0, len(cur)*len(in.exact))
