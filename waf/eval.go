@@ -88,7 +88,8 @@ func (rs *RuleSet) putState(st *evalState) {
 	rs.pool.Put(st)
 }
 
-// Stats is a snapshot of evaluation counters since the RuleSet was built.
+// Stats is a snapshot of the process-wide evaluation counters (they survive
+// rule reloads; the root exports them as metrics).
 type Stats struct {
 	Evaluated, Allowed, Detected, Blocked uint64
 }
@@ -170,7 +171,8 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 		}
 		st.cForm[c], st.cSame[c] = pform, true
 		return src
-	case ch.lower && len(out) == len(src):
+	case len(out) == len(src) && (ch.lower || equalFoldBytes(out, src)):
+		// Equal up to ASCII case: the case-folding prefilter sees no difference.
 		st.cForm[c], st.cSame[c] = pform, false
 	default:
 		st.cForm[c], st.cSame[c] = st.nforms, false
@@ -268,4 +270,15 @@ func (st *evalState) record(r *Rule, v *value, c int, frag []byte) {
 	if r.force {
 		st.force = true
 	}
+}
+
+// equalFoldBytes reports whether a and b (of equal length) are equal up to
+// ASCII case.
+func equalFoldBytes(a, b []byte) bool {
+	for i := range a {
+		if a[i] != b[i] && lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
 }

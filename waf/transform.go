@@ -44,6 +44,20 @@ var transformNeeded = map[string]func([]byte) bool{
 		}
 		return false
 	},
+	"cmdline": func(b []byte) bool {
+		if len(b) > 0 && (isSpace(b[0]) || isSpace(b[len(b)-1])) {
+			return true
+		}
+		for i, c := range b {
+			switch {
+			case c == '\\' || c == '\'' || c == '"' || c == '^' || c == ',' || c == '(' || ('A' <= c && c <= 'Z'):
+				return true
+			case isSpace(c) && (c != ' ' || (i+1 < len(b) && isSpace(b[i+1]))):
+				return true
+			}
+		}
+		return false
+	},
 	"remove_ws": func(b []byte) bool {
 		for _, c := range b {
 			if isSpace(c) {

@@ -91,3 +91,21 @@ func FuzzTransforms(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTransformNeeded: a transform whose "needed" check says no must
+// indeed leave its input unchanged.
+func FuzzTransformNeeded(f *testing.F) {
+	for _, s := range []string{"abc", "a b", "a  b", " x", "x ", "A", "a%20", "a&b", "a\\b", "a/*b", "a--b", "a#b", "a\x00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for name, need := range transformNeeded {
+			if need(in) {
+				continue
+			}
+			if out := transforms[name](nil, in); !bytes.Equal(out, in) {
+				t.Fatalf("%s: needed() said no but %q -> %q", name, in, out)
+			}
+		}
+	})
+}
