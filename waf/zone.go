@@ -132,7 +132,7 @@ func structuralHeader(name []byte) bool {
 		"proxy-connection", "te", "dnt", "priority", "if-modified-since", "if-none-match",
 		"sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "sec-fetch-user", "sec-ch-ua",
 		"sec-ch-ua-mobile", "sec-ch-ua-platform", "content-type", "multipart-header", "transfer-encoding",
-		"authorization", "if-match", "range", "if-range", "upgrade":
+		"authorization", "if-match", "range", "if-range", "upgrade", "host":
 		return true
 	}
 	return false
