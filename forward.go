@@ -137,6 +137,12 @@ func quoteForwarded(v string) string {
 func (b *backend) modifyResponse(resp *http.Response) error {
 	ex := exchangeFrom(resp.Request.Context())
 	ex.upStatus = resp.StatusCode
+	// ReverseProxy clears the response header map after relaying a 1xx (100 Continue), so the
+	// headers edge adds to every response are set again on the final one.
+	resp.Header.Set(hdrRequestID, ex.id)
+	if alt := b.srv.altSvc; alt != "" && ex.scheme == "https" && ex.proto != "h3" {
+		resp.Header.Set("Alt-Svc", alt)
+	}
 	if ex.rt != nil {
 		ex.rt.ResponseHeaders.Apply(resp.Header)
 	}
@@ -153,12 +159,9 @@ func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &tooBig):
 		b.srv.deny(w, r, ex, denyBodyTooLarge, "")
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		// The client went away; nobody is left to answer. Log it as such.
-		ex.reason = "client_closed"
-		if rec, ok := w.(*recorder); ok && rec.status == 0 {
-			rec.status = 499
-		}
-		return
+		// The client stopped sending (closed, or ended its side mid-body). If it still reads, it gets
+		// a well-formed error, never the implicit empty 200 net/http would send for a silent handler.
+		b.srv.deny(w, r, ex, denyBadRequest, "client closed: "+err.Error())
 	default:
 		switch upstream.StatusFor(err) {
 		case http.StatusServiceUnavailable:

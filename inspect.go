@@ -143,21 +143,27 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 			limit = r.ContentLength
 		}
 		buf := make([]byte, limit)
-		n, err := io.ReadFull(r.Body, buf)
+		n, err := 0, error(nil)
+		for n < len(buf) && err == nil {
+			var m int
+			m, err = r.Body.Read(buf[n:])
+			n += m
+		}
 		body = buf[:n]
 		var tooBig *http.MaxBytesError
 		switch {
-		case errors.As(err, &tooBig):
-			s.deny(w, r, ex, denyBodyTooLarge, "")
-			return false
 		case err == nil:
 			// The prefix is full: the body may go on beyond it.
 			truncated = r.ContentLength < 0 || r.ContentLength > int64(n)
 			r.Body = prefixedBody{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
-		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		case err == io.EOF:
 			r.Body = prefixedBody{Reader: bytes.NewReader(body), Closer: r.Body}
+		case errors.As(err, &tooBig):
+			s.deny(w, r, ex, denyBodyTooLarge, "")
+			return false
 		default:
-			s.deny(w, r, ex, denyBadRequest, "reading body: "+err.Error())
+			// A body that ends before its declared length or final chunk is not forwarded.
+			s.deny(w, r, ex, denyBadRequest, "incomplete body: "+err.Error())
 			return false
 		}
 	}
