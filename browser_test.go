@@ -11,7 +11,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,15 +121,9 @@ path_prefix = "/limited"
 backend = "builtin:echo"
 rate_limit = ["tiny"]
 `+echoRoute)
-	if err := e.registerCollectors(); err != nil {
-		t.Fatal(err)
-	}
-	st := newStatusState()
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", e.m.handler())
-	mux.Handle("/", e.statusHandler(st))
-	admin := httptest.NewServer(mux)
-	defer admin.Close()
+	// The page is the edge's own admin listener, fed only by the traffic below.
+	st := e.status
+	admin := struct{ URL string }{e.url("admin", "")}
 
 	// Traffic. 127.0.0.1 is a well-behaved client; 127.0.0.2 attacks, is blocked by the WAF twice,
 	// collects two strikes and is banned, so its third connection is refused at accept.
@@ -165,8 +158,7 @@ rate_limit = ["tiny"]
 	}
 	e.Reload("admin") // test.toml exists only in memory: the reload fails
 
-	// Feed the status state as the root does: observe once per client connection (every request
-	// above is its own connection) and observeWAF once per request the WAF matched.
+	// The access log is the reference for what the page must show about fingerprints.
 	var entries []accessEntry
 	if !eventually(func() bool { return strings.Count(e.access.String(), "\n") >= served }) {
 		t.Fatalf("access log: want %d lines:\n%s", served, e.access.String())
@@ -178,8 +170,6 @@ rate_limit = ["tiny"]
 			t.Fatalf("access log line %q: %v", sc.Text(), err)
 		}
 		entries = append(entries, a)
-		st.observe(a.JA4, a.FPLabel, a.FPClass)
-		st.observeWAF(a.WAFRules, a.WAF == "block")
 	}
 
 	// A database label is operator data, but the page must still show it as text, never as markup.

@@ -114,6 +114,7 @@ func (l *tlsListener) handshake(raw net.Conn) {
 		ec.facts.fpErr = err
 	}
 	ec.Release()
+	l.srv.observeConn(&ec.facts, snap)
 	select {
 	case l.ready <- tc:
 	case <-l.done:
@@ -137,6 +138,19 @@ func (l *tlsListener) Close() error {
 		close(l.done)
 	})
 	return err
+}
+
+// observeConn counts a new connection's fingerprint class and feeds the status page's top
+// fingerprints, once per connection (TCP or QUIC).
+func (s *Server) observeConn(f *connFacts, snap *Snapshot) {
+	s.status.observeConn(f, snap.fpDB)
+	class := "unknown"
+	if f.fp.JA4 != "" {
+		if m, ok := snap.fpDB.Lookup(&f.fp); ok {
+			class = m.Class.String()
+		}
+	}
+	s.m.fpClasses.WithLabelValues(class).Inc()
 }
 
 // tcpConnContext attaches the connection's facts to the context of every request on it.

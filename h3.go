@@ -87,6 +87,7 @@ func (s *Server) quicConnContext(ctx context.Context, c *quic.Conn) context.Cont
 	} else {
 		f.fpErr = errNoQUICHello
 	}
+	s.observeConn(f, s.snap.Load())
 	return context.WithValue(ctx, connFactsKey{}, f)
 }
 

@@ -176,6 +176,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 	}
 	v := e.evaluate(r, ex.path, body, truncated, conn, p)
 	ex.waf = v
+	s.status.observeVerdict(&v)
 	for _, m := range v.Matches {
 		s.m.wafMatches.WithLabelValues(m.RuleID, v.Action.String()).Inc()
 	}

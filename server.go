@@ -43,6 +43,7 @@ type Server struct {
 	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
 	reload reloader
 	m      *metrics
+	status *statusState
 
 	mu        sync.Mutex
 	h3        *h3Front
@@ -69,7 +70,10 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access log: %w", err)
 	}
-	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}, m: newMetrics()}
+	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}, m: newMetrics(), status: newStatusState()}
+	if err := s.registerCollectors(); err != nil {
+		return nil, err
+	}
 
 	if cfg.Listen.HTTPS != "" {
 		tcfg := cfg.TLS
@@ -305,6 +309,9 @@ func (s *Server) adminHandler() http.Handler {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	mux.Handle("GET /metrics", s.m.handler())
+	status := s.statusHandler(s.status)
+	mux.Handle("GET /{$}", status)
+	mux.Handle("GET /status", status)
 	mux.HandleFunc("GET /reload", s.reloadHandler)
 	mux.HandleFunc("POST /reload", s.reloadHandler)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
