@@ -81,8 +81,10 @@ func (l *tlsListener) acceptLoop() {
 				time.Sleep(backoff)
 				continue
 			}
-			l.err = err
-			l.once.Do(func() { close(l.done) })
+			l.once.Do(func() {
+				l.err = err
+				close(l.done)
+			})
 			return
 		}
 		backoff = 0
