@@ -41,7 +41,7 @@ const (
 	fzFirstWait = 500 * time.Millisecond
 	// fzAfterEOF is the deadline after the client half-closes: once the edge has seen the end of
 	// the client's bytes it must answer or close within this time, otherwise it hangs.
-	fzAfterEOF = 3 * time.Second
+	fzAfterEOF = 5 * time.Second
 )
 
 // fzListen is the edge configuration of every end-to-end test here, with %s for the state
