@@ -165,7 +165,7 @@ func (c *Config) validateRoutes(s *problemSink) {
 		s.warnf("routes", "no routes: every request will get 404")
 	}
 	_, errs := routes.Compile(c.routeList(), c.backendExists)
-	s.addLeaf("", errs, nil)
+	s.addLeaf("", errs, routes.Lint(c.routeList()))
 	// A route host that no configured certificate covers gets the default certificate: clients will
 	// not trust it.
 	if len(c.TLS.Certificates) > 0 || c.TLS.CertDir != "" {
