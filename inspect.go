@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"edge/ratelimit"
@@ -33,23 +35,34 @@ type RouteWAF struct {
 	Exclusions []waf.ExclusionConfig `toml:"exclusions"`
 }
 
+// wafCache keeps the last compiled rule set with the digest of the files it came from, so a reload
+// that leaves the rule files unchanged (a config or fingerprint database change) does not rebuild
+// the WAF: data files reload independently.
+var wafCache struct {
+	sync.Mutex
+	digest [sha256.Size]byte
+	rules  *waf.RuleSet
+}
+
 // loadWAFRules reads every rule file of dir (through the verifier, so with trusted keys every file
-// must be signed), or the built-in catalogue when dir is "", and compiles them into one rule set.
+// must be signed), or the built-in catalogue when dir is "", and compiles them into one rule set —
+// or returns the previous one when no file changed.
 func loadWAFRules(dir string, v *trust.Verifier) (*waf.RuleSet, []string, error) {
+	type file struct {
+		name string
+		data []byte
+	}
 	var (
 		rules []*waf.Rule
 		files []string
 		errs  []error
+		input []file
 	)
 	if dir == "" {
 		names, _ := fs.Glob(builtinWAFRules, "rules/waf/*.toml")
 		for _, name := range names {
 			data, _ := builtinWAFRules.ReadFile(name)
-			rs, err := waf.Parse("(built-in) "+name, data)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			rules = append(rules, rs...)
+			input = append(input, file{"(built-in) " + name, data})
 		}
 	} else {
 		names, err := filepath.Glob(filepath.Join(dir, "*.toml"))
@@ -66,18 +79,41 @@ func loadWAFRules(dir string, v *trust.Verifier) (*waf.RuleSet, []string, error)
 				errs = append(errs, err)
 				continue
 			}
-			rs, err := waf.Parse(name, data)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			rules = append(rules, rs...)
+			input = append(input, file{name, data})
 		}
 		files = append(files, dir)
 	}
 	if len(errs) > 0 {
 		return nil, files, errors.Join(errs...)
 	}
+	h := sha256.New()
+	for _, f := range input {
+		h.Write([]byte(f.name))
+		h.Write([]byte{0})
+		h.Write(f.data)
+		h.Write([]byte{0})
+	}
+	var digest [sha256.Size]byte
+	h.Sum(digest[:0])
+	wafCache.Lock()
+	defer wafCache.Unlock()
+	if wafCache.rules != nil && wafCache.digest == digest {
+		return wafCache.rules, files, nil
+	}
+	for _, f := range input {
+		rs, err := waf.Parse(f.name, f.data)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		rules = append(rules, rs...)
+	}
+	if len(errs) > 0 {
+		return nil, files, errors.Join(errs...)
+	}
 	set, err := waf.NewRuleSet(rules)
+	if err == nil {
+		wafCache.digest, wafCache.rules = digest, set
+	}
 	return set, files, err
 }
 

@@ -341,3 +341,24 @@ func TestWatchFollowsSymlinkSwap(t *testing.T) {
 		t.Fatalf("symlink swap not picked up; last reload: %+v", f.srv.LastReload())
 	}
 }
+
+// TestDataFilesReloadIndependently: a reload that changes only the fingerprint database (or the
+// config) keeps the compiled WAF; changing a rule file rebuilds it.
+func TestDataFilesReloadIndependently(t *testing.T) {
+	f := newReloadFixture(t)
+	before := f.srv.snap.Load().waf.rules
+	f.writeFP("changed")
+	if res := f.srv.Reload("api"); !res.OK {
+		t.Fatal(res.Problems)
+	}
+	if f.srv.snap.Load().waf.rules != before {
+		t.Errorf("a fingerprint database change rebuilt the WAF")
+	}
+	f.writeRule("otherword")
+	if res := f.srv.Reload("api"); !res.OK {
+		t.Fatal(res.Problems)
+	}
+	if f.srv.snap.Load().waf.rules == before {
+		t.Errorf("a rule file change did not rebuild the WAF")
+	}
+}
