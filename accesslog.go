@@ -20,9 +20,44 @@ var logLevels = map[string]slog.Level{
 // accessLog writes one JSON line per request. JSON encoding escapes control characters, so client
 // data (paths, hosts, user agents) cannot forge or break lines.
 type accessLog struct {
-	mu     sync.Mutex
 	logger *slog.Logger // nil when off
-	file   *os.File     // non-nil when log.access is a path
+	file   *reopenFile  // non-nil when log.access is a path
+}
+
+// reopenFile is the access log file: Reopen (on SIGHUP, after logrotate moved the file away) opens
+// the path again and swaps it in under the lock every write takes.
+type reopenFile struct {
+	mu   sync.Mutex
+	path string
+	f    *os.File
+}
+
+func openLogFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+}
+
+func (r *reopenFile) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.f.Write(p)
+}
+
+func (r *reopenFile) reopen() error {
+	f, err := openLogFile(r.path)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	old := r.f
+	r.f = f
+	r.mu.Unlock()
+	return old.Close()
+}
+
+func (r *reopenFile) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.f.Close()
 }
 
 func openAccessLog(where string, override io.Writer) (*accessLog, error) {
@@ -38,12 +73,12 @@ func openAccessLog(where string, override io.Writer) (*accessLog, error) {
 	case where == "stderr":
 		w = os.Stderr
 	default:
-		f, err := os.OpenFile(where, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		f, err := openLogFile(where)
 		if err != nil {
 			return nil, err
 		}
-		al.file = f
-		w = f
+		al.file = &reopenFile{path: where, f: f}
+		w = al.file
 	}
 	al.logger = slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
@@ -54,6 +89,14 @@ func openAccessLog(where string, override io.Writer) (*accessLog, error) {
 		},
 	}))
 	return al, nil
+}
+
+// reopen opens a file access log again (logrotate); it does nothing for stdout, stderr or off.
+func (al *accessLog) reopen() error {
+	if al.file == nil {
+		return nil
+	}
+	return al.file.reopen()
 }
 
 func (al *accessLog) close() error {

@@ -180,3 +180,35 @@ func TestLogLevel(t *testing.T) {
 		t.Errorf("log output %q", s)
 	}
 }
+
+// TestAccessLogReopenOnSIGHUP: after logrotate moves the file away, the SIGHUP reload reopens the
+// path and new lines go to the new file.
+func TestAccessLogReopenOnSIGHUP(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "access.log")
+	cfgPath := filepath.Join(dir, "edge.toml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf("%s[server]\nstate_dir = %q\n[log]\naccess = \"access.log\"\n%s", testListen, t.TempDir(), echoRoute)), 0o644)
+	cfg, problems := LoadFile(cfgPath)
+	if problems.HasErrors() {
+		t.Fatal(problems)
+	}
+	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	defer srv.Shutdown(context.Background())
+	c := client("h1")
+	get(c, "https://"+srv.Addr("https").String()+"/before")
+	os.Rename(path, path+".1")
+	if res := srv.Reload("sighup"); !res.OK {
+		t.Fatal(res.Problems)
+	}
+	get(c, "https://"+srv.Addr("https").String()+"/after")
+	if !eventually(func() bool { b, _ := os.ReadFile(path); return bytes.Contains(b, []byte(`"path":"/after"`)) }) {
+		t.Errorf("the reopened log has no line for the request after SIGHUP")
+	}
+	if b, _ := os.ReadFile(path + ".1"); !bytes.Contains(b, []byte(`"path":"/before"`)) || bytes.Contains(b, []byte("/after")) {
+		t.Errorf("rotated file: %q", b)
+	}
+}

@@ -41,6 +41,12 @@ func (s *Server) Reload(trigger string) ReloadResult {
 	defer s.reload.mu.Unlock()
 	start := time.Now()
 	res := ReloadResult{Time: start, Trigger: trigger}
+	if trigger == "sighup" {
+		// SIGHUP also reopens the access log file, for logrotate.
+		if err := s.access.reopen(); err != nil {
+			s.log.Error("reopening the access log", "err", err)
+		}
+	}
 	defer func() {
 		res.Duration = time.Since(start).Round(time.Microsecond).String()
 		s.reload.last.Store(&res)
