@@ -178,9 +178,22 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 		if r.ContentLength >= 0 && r.ContentLength < limit {
 			limit = r.ContentLength
 		}
-		buf := make([]byte, limit)
+		// A body of unknown length (chunked, most HTTP/2 and HTTP/3 bodies, and an HTTP/3 GET's empty
+		// stream) starts with a small buffer that grows up to the limit, so no request pays for a
+		// zeroed limit-sized buffer it does not fill.
+		size := limit
+		if r.ContentLength < 0 {
+			size = min(limit, 4<<10)
+		}
+		buf := make([]byte, size)
 		n, err := 0, error(nil)
-		for n < len(buf) && err == nil {
+		for err == nil {
+			if n == len(buf) {
+				if int64(n) >= limit {
+					break
+				}
+				buf = append(buf, make([]byte, min(int64(len(buf)), limit-int64(n)))...)
+			}
 			var m int
 			m, err = r.Body.Read(buf[n:])
 			n += m
