@@ -82,17 +82,47 @@ const fzWAF = `
 mode = "block"
 `
 
+// fzPanicLog is the process log of the edge under test: it keeps only the messages that report a
+// recovered handler panic ("http: panic serving ..."), which the client sees as a mere close.
+type fzPanicLog struct {
+	mu   sync.Mutex
+	n    int
+	last string
+}
+
+func (h *fzPanicLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h *fzPanicLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *fzPanicLog) WithGroup(string) slog.Handler            { return h }
+
+func (h *fzPanicLog) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "panic") {
+		h.mu.Lock()
+		h.n++
+		h.last = r.Message
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// panics returns how many panics were logged so far and the last message.
+func (h *fzPanicLog) panics() (int, string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n, h.last
+}
+
 // fzStartEdge starts one edge whose only route sends everything to backend, plus extra TOML
 // (backends). stop shuts it down; it is also stopped, and its state directory removed, when tb
-// ends.
-func fzStartEdge(tb testing.TB, backend, extra string) (srv *Server, stop func()) {
+// ends. Handler panics the edge recovers from are counted in panics.
+func fzStartEdge(tb testing.TB, backend, extra string) (srv *Server, panics *fzPanicLog, stop func()) {
 	tb.Helper()
 	src := fmt.Sprintf(fzConfig, tb.TempDir(), backend, fzWAF+extra)
 	cfg, problems := Load("fuzz.toml", []byte(src))
 	if problems.HasErrors() {
 		tb.Fatalf("fuzz edge config: %v", problems.Err())
 	}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.DiscardHandler), AccessLog: io.Discard})
+	panics = &fzPanicLog{}
+	srv, err := NewServer(cfg, Options{Logger: slog.New(panics), AccessLog: io.Discard})
 	if err != nil {
 		tb.Fatalf("fuzz edge: %v", err)
 	}
@@ -108,7 +138,7 @@ func fzStartEdge(tb testing.TB, backend, extra string) (srv *Server, stop func()
 		})
 	}
 	tb.Cleanup(stop)
-	return srv, stop
+	return srv, panics, stop
 }
 
 // fzExchange writes data to addr on a fresh TCP connection and returns everything the edge sent
@@ -278,6 +308,8 @@ func fzSeeds() [][]byte {
 		"POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nTrailer: x\r\n\r\n",
 		"POST / HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc",
 		"GET /?id=1%27%20OR%201=1-- HTTP/1.1\r\nHost: example.com\r\n\r\n",
+		// A Content-Type whose lower-case form is longer than itself (invalid UTF-8).
+		"POST / HTTP/1.1\r\nHost: example.com\r\nContent-Type: multipArt/\xeaBoundArY=\r\nContent-Length: 1\r\n\r\n0",
 		// Smuggling: CL.TE, TE.CL, TE variants, duplicate and conflicting Content-Length.
 		"POST / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG",
 		"POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n5c\r\nGPOST / HTTP/1.1\r\n\r\n0\r\n\r\n",
@@ -422,15 +454,20 @@ func FuzzHTTP1Pipeline(f *testing.F) {
 	}
 	// One edge per fuzz process: this function body runs once per process (the coordinator and
 	// each worker), f.Fuzz's callback once per input.
-	srv, _ := fzStartEdge(f, builtinEcho, "")
+	srv, panics, _ := fzStartEdge(f, builtinEcho, "")
 	addr := srv.Addr("http").String()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > fzMaxInput {
 			t.Skip()
 		}
+		before, _ := panics.panics()
 		out, hung, err := fzExchange(addr, data)
 		if err != nil {
 			t.Fatalf("exchange: %v", err)
+		}
+		// net/http logs a recovered panic before it closes the connection, so it is counted by now.
+		if n, msg := panics.panics(); n > before {
+			t.Fatalf("the edge panicked serving this input: %.600s", msg)
 		}
 		if hung {
 			t.Fatalf("edge neither answered nor closed within %v of the end of input; got %d bytes: %.200q", fzAfterEOF, len(out), out)
@@ -532,14 +569,18 @@ func TestHTTP1ParserCases(t *testing.T) {
 		t.Skip("llhttp corpus absent: " + fzLLHTTPPath)
 	}
 	be := fzStartCountingBackend(t)
-	srv, stop := fzStartEdge(t, "count", fmt.Sprintf("[backends.count]\nservers = [{ address = %q }]\nmax_attempts = 1\n", be.ln.Addr().String()))
+	srv, panics, stop := fzStartEdge(t, "count", fmt.Sprintf("[backends.count]\nservers = [{ address = %q }]\nmax_attempts = 1\n", be.ln.Addr().String()))
 	addr := srv.Addr("http").String()
 
 	answered := map[string]string{} // Edge-Request-Id → case, for every response the client got
 	var order []string              // case names, for attributing stray backend requests
 	for _, c := range cases {
 		before := be.count()
+		panicsBefore, _ := panics.panics()
 		out, hung, err := fzExchange(addr, c.raw)
+		if n, msg := panics.panics(); n > panicsBefore {
+			t.Errorf("%s (%s): the edge panicked: %.600s", c.name(), c.Heading, msg)
+		}
 		if err != nil {
 			t.Errorf("%s (%s): exchange: %v", c.name(), c.Heading, err)
 			continue
