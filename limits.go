@@ -72,7 +72,8 @@ func (c *releaseConn) Close() error {
 // policy only records its verdict. It reports whether the request may go on.
 func (s *Server) limitRequest(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
 	rl := ex.snap.rl
-	if rl == nil {
+	if rl == nil || rl.Bans.Allowed(ex.client) {
+		// An allowlisted client is never limited, at accept or per request.
 		return true
 	}
 	facts := ratelimit.KeyFacts{IP: ex.client, Route: ex.route, Header: r.Header.Get, Cookie: cookieGetter(r)}

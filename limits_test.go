@@ -135,3 +135,32 @@ burst = 1
 		t.Errorf("banned client could still connect")
 	}
 }
+
+// TestAllowlistExemptsRequests: an allowlisted client is never rate limited per request (the
+// repository's edge.toml allowlists loopback so local tools are never throttled).
+func TestAllowlistExemptsRequests(t *testing.T) {
+	allow := filepath.Join(t.TempDir(), "allow.txt")
+	os.WriteFile(allow, []byte("127.0.0.1\n"), 0o644)
+	e := startEdge(t, fmt.Sprintf(`
+[ratelimit.bans]
+allowlist = %q
+[[ratelimit.requests]]
+name = "tiny"
+key = "ip"
+per_minute = 1
+burst = 1
+`, allow)+echoRoute)
+	for i := range 5 {
+		if code, _, err := get(clientFrom("127.0.0.1"), e.url("https", "/")); err != nil || code != 200 {
+			t.Fatalf("allowlisted request %d: %d %v", i, code, err)
+		}
+	}
+	codes := []int{}
+	for range 2 {
+		code, _, _ := get(clientFrom("127.0.0.2"), e.url("https", "/"))
+		codes = append(codes, code)
+	}
+	if codes[1] != 429 {
+		t.Errorf("a client not on the allowlist got %v, want the second request limited", codes)
+	}
+}
