@@ -257,16 +257,23 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Run starts the server and serves until ctx is done, then shuts down gracefully within
-// server.drain_timeout_ms.
+// server.drain_timeout_ms. Reaching the drain timeout is not an error: the connections still open
+// then are closed, it is logged, and Run returns nil (the process exits 0).
 func (s *Server) Run(ctx context.Context) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
 	<-ctx.Done()
-	s.log.Info("shutting down", "drain_timeout_ms", s.cfg.Server.DrainTimeoutMS)
-	dctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.cfg.Server.DrainTimeoutMS)*time.Millisecond)
+	drain := time.Duration(s.snap.Load().cfg.Server.DrainTimeoutMS) * time.Millisecond
+	s.log.Info("shutting down", "drain_timeout_ms", drain.Milliseconds())
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	return s.Shutdown(dctx)
+	err := s.Shutdown(dctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("drain timeout reached: connections still open were closed", "drain_timeout_ms", drain.Milliseconds())
+		return nil
+	}
+	return err
 }
 
 // serveCleartext runs the pipeline for listen.http_mode = "serve".
