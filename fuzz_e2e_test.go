@@ -272,6 +272,12 @@ func fzParseResponses(input, out []byte) ([]fzResponse, error) {
 		if err != nil {
 			return resps, fmt.Errorf("response %d (status %d): body: %w", len(resps), resp.StatusCode, err)
 		}
+		if req.Method == http.MethodHead && resp.Close && resp.StatusCode >= 400 {
+			// net/http answers a request it could not parse with an error that has a body, even
+			// when the request line said HEAD, and then closes: the rest is that body.
+			rest, _ := io.ReadAll(br)
+			body = append(body, rest...)
+		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			return resps, errors.New("101 Switching Protocols on the cleartext listener")
 		}
@@ -308,6 +314,8 @@ func fzSeeds() [][]byte {
 		"POST / HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nTrailer: x\r\n\r\n",
 		"POST / HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc",
 		"GET /?id=1%27%20OR%201=1-- HTTP/1.1\r\nHost: example.com\r\n\r\n",
+		// HEAD with a malformed Host: net/http's 400 carries a body though the method is HEAD.
+		"HEAD / HTTP/1.1\r\nHost:\xc6\xc6\xc6le.com\r\n\r\nGET / HTTP/1.1\r\nHost: example.com\r\n\r\n",
 		// A Content-Type whose lower-case form is longer than itself (invalid UTF-8).
 		"POST / HTTP/1.1\r\nHost: example.com\r\nContent-Type: multipArt/\xeaBoundArY=\r\nContent-Length: 1\r\n\r\n0",
 		// Smuggling: CL.TE, TE.CL, TE variants, duplicate and conflicting Content-Length.
