@@ -142,9 +142,12 @@ func (st *evalState) walkJSON(b []byte, graphql bool) {
 	}
 }
 
-// boundary returns the multipart boundary parameter of a Content-Type.
+// boundary returns the multipart boundary parameter of a Content-Type. The parameter name is found
+// by an ASCII case-insensitive byte search on ct itself: an index into strings.ToLower(ct) is not an
+// index into ct when ct holds invalid UTF-8 (each bad byte becomes a 3-byte U+FFFD) — a fuzzer found
+// that panic with a client-sent Content-Type.
 func boundary(ct string) string {
-	i := strings.Index(strings.ToLower(ct), "boundary=")
+	i := indexFoldASCII(ct, "boundary=")
 	if i < 0 {
 		return ""
 	}
@@ -161,6 +164,21 @@ func boundary(ct string) string {
 		return ""
 	}
 	return b
+}
+
+// indexFoldASCII returns the index in s of the first match of the lower-case ASCII needle, ignoring
+// ASCII case, or -1.
+func indexFoldASCII(s, needle string) int {
+	for i := 0; i+len(needle) <= len(s); i++ {
+		j := 0
+		for j < len(needle) && lower(s[i+j]) == needle[j] {
+			j++
+		}
+		if j == len(needle) {
+			return i
+		}
+	}
+	return -1
 }
 
 // parseMultipart adds multipart/form-data field names, values and file
