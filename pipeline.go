@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 		scheme: scheme,
 	}
 	rec := &recorder{ResponseWriter: w}
+	defer s.recoverPanic(rec, r, ex)
 	rec.Header().Set(hdrRequestID, ex.id)
 	if s.altSvc != "" && scheme == "https" && ex.proto != "h3" {
 		rec.Header().Set("Alt-Svc", s.altSvc)
@@ -46,6 +48,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 	}
 	s.m.observe(ex, status)
 	s.access.log(ex, r, rec)
+}
+
+// recoverPanic keeps a bug on the request path from taking the process down on any transport (net/http
+// recovers handler panics, but edge does not rely on each server library doing so): the panic is
+// logged with the request id and counted, and the client gets a 500 if nothing was written yet.
+// http.ErrAbortHandler keeps its meaning (abort the response).
+func (s *Server) recoverPanic(rec *recorder, r *http.Request, ex *exchange) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if p == http.ErrAbortHandler {
+		panic(p)
+	}
+	s.log.Error("panic serving a request", "request_id", ex.id, "panic", p, "stack", string(debug.Stack()))
+	s.m.denies.WithLabelValues("internal_error").Inc()
+	if rec.status == 0 {
+		writeError(rec, http.StatusInternalServerError, ex.id)
+	}
 }
 
 func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) {
