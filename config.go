@@ -86,6 +86,13 @@ type ServerConfig struct {
 	// AmbiguousPaths is what happens to a path with an encoded slash, a backslash or an encoded NUL:
 	// "reject" (400) or "preserve" (kept encoded, the same for routing and the backend).
 	AmbiguousPaths routes.PathPolicy `toml:"ambiguous_paths"`
+	// ServerHeader is what happens to a backend's Server response header: "pass", "remove" or
+	// "replace" (with ServerHeaderValue).
+	ServerHeader string `toml:"server_header"`
+	// ServerHeaderValue is the Server header edge sends under server_header = "replace".
+	ServerHeaderValue string `toml:"server_header_value"`
+	// Via adds a Via header (RFC 9110 §7.6.3) naming edge to forwarded requests and their responses.
+	Via bool `toml:"via"`
 }
 
 // LogConfig configures logging.

@@ -32,6 +32,11 @@ const (
 	// DefaultMaxHeaderBytes is server.max_header_bytes (64 KiB).
 	DefaultMaxHeaderBytes = 64 << 10
 
+	// DefaultServerHeader is server.server_header: backends' Server headers pass unchanged.
+	DefaultServerHeader = "pass"
+	// DefaultServerHeaderValue is server.server_header_value.
+	DefaultServerHeaderValue = "edge"
+
 	// DefaultAccessLog is log.access.
 	DefaultAccessLog = "stdout"
 	// DefaultLogLevel is log.level.
@@ -67,6 +72,8 @@ func DefaultConfig() Config {
 			ReadHeaderTimeoutMS: DefaultReadHeaderTimeoutMS,
 			IdleTimeoutMS:       DefaultIdleTimeoutMS,
 			MaxHeaderBytes:      DefaultMaxHeaderBytes,
+			ServerHeader:        DefaultServerHeader,
+			ServerHeaderValue:   DefaultServerHeaderValue,
 		},
 		Log: LogConfig{
 			Access: DefaultAccessLog,

@@ -107,6 +107,9 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 	h.Set("Forwarded", fwd)
 	h.Set(hdrRequestID, ex.id)
 	h.Set(hdrProtocol, ex.proto)
+	if ex.snap.cfg.Server.Via {
+		h.Add("Via", viaValue(pr.In.ProtoMajor, pr.In.ProtoMinor))
+	}
 	if c := ex.conn; c != nil {
 		h.Set(hdrTLSVersion, c.tls.Version)
 		h.Set(hdrTLSGroup, c.tls.Group)
@@ -143,10 +146,37 @@ func (b *backend) modifyResponse(resp *http.Response) error {
 	if alt := b.srv.altSvc; alt != "" && ex.scheme == "https" && ex.proto != "h3" {
 		resp.Header.Set("Alt-Svc", alt)
 	}
+	srv := ex.snap.cfg.Server
+	switch srv.ServerHeader {
+	case "remove":
+		resp.Header.Del("Server")
+	case "replace":
+		resp.Header.Set("Server", srv.ServerHeaderValue)
+	}
+	if srv.Via {
+		resp.Header.Add("Via", viaValue(resp.ProtoMajor, resp.ProtoMinor))
+	}
 	if ex.rt != nil {
 		ex.rt.ResponseHeaders.Apply(resp.Header)
 	}
 	return nil
+}
+
+// viaValue is edge's Via entry for a message received with the given protocol version: "1.1 edge",
+// "2 edge", "3 edge" (RFC 9110 §7.6.3).
+func viaValue(major, minor int) string {
+	switch major {
+	case 1:
+		if minor == 0 {
+			return "1.0 edge"
+		}
+		return "1.1 edge"
+	case 2:
+		return "2 edge"
+	case 3:
+		return "3 edge"
+	}
+	return "1.1 edge"
 }
 
 // fail maps a forwarding error to a response in one place, with the request id: 413 when the client's

@@ -124,3 +124,36 @@ func TestTrailersEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestServerHeaderPolicyAndVia: server.server_header passes, removes or replaces the backend's Server
+// header; server.via adds Via both ways.
+func TestServerHeaderPolicyAndVia(t *testing.T) {
+	var gotVia string
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotVia = r.Header.Get("Via")
+		w.Header().Set("Server", "Apache/2.4.1 (leaky)")
+	}))
+	defer origin.Close()
+	route := fmt.Sprintf("[backends.o]\nservers = [{ address = %q }]\n[[routes]]\nname = \"o\"\nbackend = \"o\"\n", origin.Listener.Addr().String())
+	for _, tc := range []struct{ cfg, wantServer, wantVia string }{
+		{"", "Apache/2.4.1 (leaky)", ""},
+		{"server_header = \"remove\"\n", "", ""},
+		{"server_header = \"replace\"\nserver_header_value = \"edge\"\nvia = true\n", "edge", "2 edge"},
+	} {
+		e := startEdge(t, tc.cfg+route)
+		resp, err := client("h2").Get(e.url("https", "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Server"); got != tc.wantServer {
+			t.Errorf("%q: Server = %q, want %q", tc.cfg, got, tc.wantServer)
+		}
+		if gotVia != tc.wantVia {
+			t.Errorf("%q: backend saw Via %q, want %q", tc.cfg, gotVia, tc.wantVia)
+		}
+		if tc.wantVia != "" && resp.Header.Get("Via") == "" {
+			t.Errorf("%q: response lacks Via", tc.cfg)
+		}
+	}
+}

@@ -116,6 +116,14 @@ func (c *Config) validateServer(s *problemSink) {
 	if v := c.Server.MaxHeaderBytes; v < 1024 || v > 1<<20 {
 		s.errorf("server.max_header_bytes", fmt.Sprintf("must be between 1024 and 1048576, got %d", v))
 	}
+	switch c.Server.ServerHeader {
+	case "pass", "remove", "replace":
+	default:
+		s.errorf("server.server_header", fmt.Sprintf("unknown policy %q: want \"pass\", \"remove\" or \"replace\"", c.Server.ServerHeader))
+	}
+	if c.Server.ServerHeader == "replace" && c.Server.ServerHeaderValue == "" {
+		s.errorf("server.server_header_value", "empty: set a value or use server_header = \"remove\"")
+	}
 	for i, p := range c.Server.TrustedProxies {
 		if _, err := parsePrefix(p); err != nil {
 			s.errorf(fmt.Sprintf("server.trusted_proxies[%d]", i), err.Error())
