@@ -66,6 +66,7 @@ backend = "api"
 		{"bad log level", base + "[log]\nlevel = \"chatty\"\n", "log.level", "unknown level", 0},
 		{"route without name", base + "[[routes]]\nbackend = \"api\"\n", "routes[1].name", "required", 11},
 		{"syntax error", base + "[[routes]\n", "routes", "expected", 12},
+		{"missing certificate file", base + "[[tls.certificates]]\ncert_file = \"/nonexistent/edge.crt\"\nkey_file = \"/nonexistent/edge.key\"\n", "tls.certificates[0]", "cert_file /nonexistent/edge.crt: no such file", 11},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
