@@ -76,6 +76,12 @@ func (s *Server) limitRequest(w http.ResponseWriter, r *http.Request, ex *exchan
 		// An allowlisted client is never limited, at accept or per request.
 		return true
 	}
+	// Bans are enforced at accept; a client banned while it holds a keep-alive, HTTP/2 or HTTP/3
+	// connection is refused here, so a ban takes effect on its very next request.
+	if reason, banned := rl.Bans.Banned(ex.client, time.Now()); banned {
+		s.deny(w, r, ex, denyBanned, reason.String())
+		return false
+	}
 	facts := ratelimit.KeyFacts{IP: ex.client, Route: ex.route, Header: r.Header.Get, Cookie: cookieGetter(r)}
 	if ex.conn != nil {
 		facts.JA4 = ex.conn.fp.JA4

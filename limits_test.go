@@ -130,6 +130,10 @@ burst = 1
 	if len(codes) < 3 || codes[1] != 429 || codes[2] != 429 {
 		t.Fatalf("got %v, want 200 then 429s", codes)
 	}
+	// Banned now: the next request on the same keep-alive connection is refused too.
+	if code, _, err := get(c, e.url("https", "/")); err != nil || code != http.StatusForbidden {
+		t.Errorf("request on the banned client's open connection: %d %v, want 403", code, err)
+	}
 	c.CloseIdleConnections()
 	if dialFrom("127.0.0.1", e.Addr("https").String()) {
 		t.Errorf("banned client could still connect")

@@ -18,6 +18,7 @@ const (
 	denyFingerprint
 	denyBodyTooLarge
 	denyRateLimited
+	denyBanned
 )
 
 var denyInfo = [...]struct {
@@ -32,6 +33,7 @@ var denyInfo = [...]struct {
 	denyFingerprint:    {http.StatusForbidden, "fingerprint_block"},
 	denyBodyTooLarge:   {http.StatusRequestEntityTooLarge, "body_too_large"},
 	denyRateLimited:    {http.StatusTooManyRequests, "rate_limited"},
+	denyBanned:         {http.StatusForbidden, "banned"},
 }
 
 // deny is the one place that maps an edge-made decision to a response: the status, a small JSON body
