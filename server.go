@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -291,22 +292,13 @@ func (s *Server) redirectToHTTPS(w http.ResponseWriter, r *http.Request) {
 		if a := s.Addr("https"); a != nil {
 			port = strconv.Itoa(a.(*net.TCPAddr).Port)
 		}
-		if containsColon(host) && host[0] != '[' {
+		if strings.Contains(host, ":") && host[0] != '[' {
 			host = "[" + host + "]"
 		}
 		host += ":" + port
 	}
 	w.Header().Set("Location", "https://"+host+r.URL.RequestURI())
 	w.WriteHeader(http.StatusPermanentRedirect)
-}
-
-func containsColon(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ':' {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Server) adminHandler() http.Handler {

@@ -200,8 +200,7 @@ func TestUntrustedForwardedHeadersReplaced(t *testing.T) {
 }
 
 func TestTrustedProxyForwardedHeadersKept(t *testing.T) {
-	e := startEdge(t, echoRoute+"\n")
-	// Rebuild with trusted_proxies: loopback is the peer here.
+	// trusted_proxies: loopback is the peer here.
 	src := testListen + "[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\ntrusted_proxies = [\"127.0.0.0/8\"]\n" + echoRoute
 	cfg, problems := Load("t.toml", []byte(src))
 	if problems.HasErrors() {
@@ -215,7 +214,6 @@ func TestTrustedProxyForwardedHeadersKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown(context.Background())
-	_ = e
 	req, _ := http.NewRequest("GET", "https://"+srv.Addr("https").String()+"/", nil)
 	req.Header.Set("X-Forwarded-For", "203.0.113.7")
 	resp, err := client("h1").Do(req)
