@@ -39,7 +39,7 @@ func main() {
 			H    map[string]string `json:"headers"`
 		}
 		json.Unmarshal(m.Line, &x)
-		fmt.Fprintf(os.Stderr, "%s\t%s\tscore=%d %v\t%s\t%.300s\n", m.Category, m.ID, m.Verdict.Score, m.Verdict.RuleIDs(nil), x.URI, x.Body)
+		fmt.Fprintf(os.Stderr, "%s\t%s\tscore=%d %v\t%q\t%q\t%.300q\n", m.Category, m.ID, m.Verdict.Score, m.Verdict.RuleIDs(nil), x.URI, x.H, x.Body)
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
