@@ -278,7 +278,8 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 			for j < len(b) && isSpace(b[j]) {
 				j++
 			}
-			if j < len(b) && b[j] == '(' && (kind == tkWord || kw == kwNone) {
+			// "or(" stays a logic operator: "' or(1=1)--".
+			if j < len(b) && b[j] == '(' && kind != tkLogic && (kind == tkWord || kw == kwNone) {
 				kind = tkFunc
 			}
 			toks = append(toks, sqlTok{kind: kind, kw: kw, start: start, end: i})

@@ -206,7 +206,7 @@ func (m *sqlMatcher) checkBreak() (int, int, bool) {
 				return m.span(i, j)
 			}
 		case kwNot:
-			if m.is(j, tkLogic) || m.is(j, tkNumber) || m.is(j, tkLParen) {
+			if m.is(j, tkLogic) || m.is(j, tkNumber) || m.is(j, tkLParen) || m.key(j, kwCompare) {
 				return m.span(i, j)
 			}
 		}
@@ -215,6 +215,11 @@ func (m *sqlMatcher) checkBreak() (int, int, bool) {
 			switch t[j].kind {
 			case tkString, tkNumber, tkFunc, tkVar, tkLParen:
 				return m.span(i, j)
+			case tkWord:
+				// "x'+email--": an operand closed by a comment.
+				if k := j + 1; k < len(t) && t[k].kind == tkCmt {
+					return m.span(i, k)
+				}
 			}
 		}
 	}
@@ -295,6 +300,11 @@ func (m *sqlMatcher) checkKeyword(i int, brk bool) (int, int, bool) {
 				return m.span(i, j)
 			}
 		}
+	case kwSet:
+		// "SET @x=": assignment to a user or system variable.
+		if m.is(j, tkVar) && t[j].end-t[j].start > 1 {
+			return m.span(i, j)
+		}
 	case kwInto:
 		if m.key(j, kwOutfile) {
 			return m.span(i, j)
@@ -356,10 +366,15 @@ func (m *sqlMatcher) checkLogic(i int, brk bool) (int, int, bool) {
 	for m.key(j, kwNot) || m.opText(j, "!") || m.opText(j, "-") || m.opText(j, "~") {
 		j = m.nx(j)
 	}
+	p := m.pv(i)
 	if j >= len(t) {
+		// "1='1' or--": a comparison, then a logic operator cut off by a
+		// comment.
+		if i+1 < len(t) && t[i+1].kind == tkCmt && (m.is(p, tkString) || m.is(p, tkNumber)) && m.comparison(m.pv(p)) {
+			return m.span(m.pv(p), i+1)
+		}
 		return 0, 0, false
 	}
-	p := m.pv(i)
 	ctx := brk || p < 0 || m.is(p, tkNumber) || m.is(p, tkString) || m.is(p, tkRParen)
 	switch t[j].kind {
 	case tkFunc:
