@@ -2,6 +2,7 @@ package waf
 
 import (
 	"bytes"
+	mbits "math/bits"
 	"sync/atomic"
 	"unsafe"
 )
@@ -28,19 +29,25 @@ type evalState struct {
 	// Per current value: transform cache keyed by chain. Chains whose
 	// output equals their parent's (byte for byte, or up to ASCII case when
 	// the last transform is lowercase) share the parent's form, so the
-	// prefilter scans each distinct form of a value once.
+	// prefilter scans each distinct form of a value once. A chain none of
+	// whose transforms is triggered by rawMask is the raw value itself and
+	// is not cached at all.
+	rawMask   uint32 // classMask of the current value
+	maskStamp uint32 // stamp for which rawMask was computed
 	tbuf      []byte
 	cOff      []int32
 	cLen      []int32
 	cStamp    []uint32
 	cForm     []int32
-	cSame     []bool // output identical to the parent's
+	cSame     []bool   // output identical to the parent's
+	cMask     []uint32 // classMask of the output
 	nforms    int32
-	formBits  []uint64
+	formBits  []uint64 // per form: the prefilter keys found (keyWords each)
 	formStamp []uint32
 	stamp     uint32
 
-	hit     []bool
+	cand    []uint64 // rules to visit for the current value
+	hit     []uint64 // rules that matched in this request
 	sqlToks []sqlTok
 	matches []Match
 	score   int
@@ -66,9 +73,11 @@ func (rs *RuleSet) getState() *evalState {
 		cStamp:    make([]uint32, n),
 		cForm:     make([]int32, n),
 		cSame:     make([]bool, n),
-		formBits:  make([]uint64, n*rs.words),
+		cMask:     make([]uint32, n),
+		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
-		hit:       make([]bool, len(rs.rules)),
+		cand:      make([]uint64, rs.words),
+		hit:       make([]uint64, rs.words),
 	}
 }
 
@@ -136,10 +145,19 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 	return v
 }
 
+// identity reports whether chain c leaves the current value unchanged
+// because none of its transforms is triggered (never in the reference mode).
+func (st *evalState) identity(c int) bool {
+	return c == 0 || (!st.rs.noFilter && st.rawMask&st.rs.chains[c].path == 0)
+}
+
 // transformed returns the value's form under chain c, computing and caching
 // it (and its parents) once per value.
 func (st *evalState) transformed(c int, raw []byte) []byte {
-	if c == 0 {
+	if st.maskStamp != st.stamp {
+		st.rawMask, st.maskStamp = classMask(raw), st.stamp
+	}
+	if st.identity(c) {
 		return raw
 	}
 	if st.cStamp[c] == st.stamp {
@@ -150,106 +168,196 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 	}
 	ch := &st.rs.chains[c]
 	src := st.transformed(ch.parent, raw)
+	pform, pmask := st.form(ch.parent), st.mask(ch.parent)
+	st.cStamp[c] = st.stamp
+	ref := st.rs.noFilter
+	if !ref && pmask&ch.trig == 0 {
+		st.share(c, ch.parent, pform, pmask)
+		return src
+	}
 	off := len(st.tbuf)
-	if ch.need == nil || ch.need(src) {
+	ran := ref || ch.need == nil || ch.need(src)
+	if ran {
 		st.tbuf = ch.fn(st.tbuf, src)
 	}
 	out := st.tbuf[off:]
-	st.cStamp[c] = st.stamp
-	pform := int32(0)
-	if ch.parent != 0 {
-		pform = st.cForm[ch.parent]
-	}
 	switch {
-	case len(out) == 0 && len(src) > 0 && ch.need != nil && !ch.need(src), bytes.Equal(out, src):
+	case !ran, bytes.Equal(out, src):
 		// Unchanged: share the parent's bytes and form.
 		st.tbuf = st.tbuf[:off]
-		if ch.parent == 0 {
-			st.cOff[c], st.cLen[c] = -1, 0 // the raw value itself
-		} else {
-			st.cOff[c], st.cLen[c] = st.cOff[ch.parent], st.cLen[ch.parent]
-		}
-		st.cForm[c], st.cSame[c] = pform, true
+		st.share(c, ch.parent, pform, pmask)
 		return src
-	case len(out) == len(src) && (ch.lower || equalFoldBytes(out, src)):
+	case len(out) == len(src) && ch.lower:
 		// Equal up to ASCII case: the case-folding prefilter sees no difference.
-		st.cForm[c], st.cSame[c] = pform, false
+		st.cForm[c], st.cSame[c], st.cMask[c] = pform, false, pmask&^clsUpper
+	case len(out) == len(src) && equalFoldBytes(out, src):
+		st.cForm[c], st.cSame[c], st.cMask[c] = pform, false, classMask(out)
 	default:
-		st.cForm[c], st.cSame[c] = st.nforms, false
+		st.cForm[c], st.cSame[c], st.cMask[c] = st.nforms, false, classMask(out)
 		st.nforms++
 	}
 	st.cOff[c], st.cLen[c] = int32(off), int32(len(out))
 	return out
 }
 
+// share records that chain c's output is its parent's.
+func (st *evalState) share(c, parent int, pform int32, pmask uint32) {
+	if parent == 0 || st.identity(parent) {
+		st.cOff[c], st.cLen[c] = -1, 0 // the raw value itself
+	} else {
+		st.cOff[c], st.cLen[c] = st.cOff[parent], st.cLen[parent]
+	}
+	st.cForm[c], st.cSame[c], st.cMask[c] = pform, true, pmask
+}
+
+// same reports whether chain c's output is its parent's, byte for byte
+// (after transformed(c) ran).
+func (st *evalState) same(c int) bool {
+	return st.identity(c) || st.cSame[c]
+}
+
 // form returns the prefilter form of chain c (after transformed(c) ran).
 func (st *evalState) form(c int) int32 {
-	if c == 0 {
+	if st.identity(c) {
 		return 0
 	}
 	return st.cForm[c]
 }
 
-// candidate reports whether the prefilter admits rule r for the current
-// value under chain c, whose transformed bytes are data.
-func (st *evalState) candidate(c int, r int, data []byte) bool {
-	f := st.form(c)
-	w := st.rs.words
-	bits := st.formBits[int(f)*w : int(f+1)*w]
-	if st.formStamp[f] != st.stamp {
-		clear(bits)
-		if st.rs.ac != nil {
-			st.rs.ac.scan(data, bits)
-		}
-		st.formStamp[f] = st.stamp
+// mask returns the byte classes of chain c's output (after transformed(c)
+// ran).
+func (st *evalState) mask(c int) uint32 {
+	if st.identity(c) {
+		return st.rawMask
 	}
-	return bits[r>>6]&(1<<(uint(r)&63)) != 0
+	return st.cMask[c]
+}
+
+// keys returns the prefilter keys found in form f, whose bytes are data,
+// scanning it once per value; each key that triggers a rule adds the rule
+// to cand.
+func (st *evalState) keys(f int32, data []byte) []uint64 {
+	w := st.rs.keyWords
+	bits := st.formBits[int(f)*w : int(f+1)*w]
+	if st.formStamp[f] == st.stamp {
+		return bits
+	}
+	st.formStamp[f] = st.stamp
+	clear(bits)
+	if st.rs.ac == nil {
+		return bits
+	}
+	st.rs.ac.scan(data, bits)
+	for i, x := range bits {
+		x &= st.rs.trigKeys[i]
+		for x != 0 {
+			k := i<<6 | mbits.TrailingZeros64(x)
+			x &= x - 1
+			r := st.rs.keyRule[k]
+			st.cand[r>>6] |= 1 << (uint(r) & 63)
+		}
+	}
+	return bits
+}
+
+// admits reports whether every prefilter key of r was found in the form of
+// chain c, whose bytes are data.
+func (st *evalState) admits(r *Rule, c int, data []byte) bool {
+	bits := st.keys(st.form(c), data)
+	for _, k := range r.keys {
+		if bits[k>>6]&(1<<(uint(k)&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func paranoiaIndex(p int) int {
+	return min(max(p, 0), maxParanoia)
 }
 
 func (st *evalState) inspect(v *value) {
+	rs := st.rs
+	pi := paranoiaIndex(st.pol.Paranoia)
+	zr := rs.zoneRules[pi][v.zone]
 	st.stamp++
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
 		clear(st.cStamp)
 		clear(st.formStamp)
+		st.maskStamp = 0
 		st.stamp = 1
 	}
 	st.tbuf = st.tbuf[:0]
 	st.nforms = 1
-	rs := st.rs
-	for _, ri := range rs.byZone[v.zone] {
-		r := rs.rules[ri]
-		if r.Paranoia > st.pol.Paranoia || st.hit[ri] {
-			continue
-		}
-		if !r.accepts(v) {
-			continue
-		}
-		for k, c := range r.chains {
+	st.rawMask, st.maskStamp = classMask(v.data), st.stamp
+	cand := st.cand
+	if rs.noFilter {
+		copy(cand, zr)
+	} else {
+		// Candidates: the rules without prefilter, plus those whose
+		// trigger key occurs in some form of the value.
+		copy(cand, rs.zoneAlways[pi][v.zone])
+		st.keys(0, v.data)
+		for _, c := range rs.zoneChains[v.zone] {
+			if st.identity(c) {
+				continue
+			}
 			data := st.transformed(c, v.data)
-			if k > 0 && c != 0 && st.cSame[c] && r.chains[k-1] == st.rs.chains[c].parent {
-				continue // same bytes as the chain just tried
-			}
-			if r.pf && !rs.noFilter && !st.candidate(c, ri, data) {
-				continue
-			}
-			s, e, ok := r.matchValue(st, data)
-			if !ok {
-				continue
-			}
-			if st.pol.excluded(r.ID, v.zone, v.name, st.req.Path) {
-				break
-			}
-			if e > len(data) || s > e {
-				s, e = 0, len(data)
-			}
-			st.record(r, v, c, data[s:e])
-			break
+			st.keys(st.cForm[c], data)
+		}
+		for i := range cand {
+			cand[i] &= zr[i]
+		}
+	}
+	for i := range cand {
+		cand[i] &^= st.hit[i]
+	}
+	for i, x := range cand {
+		for x != 0 {
+			ri := i<<6 | mbits.TrailingZeros64(x)
+			x &= x - 1
+			st.inspectRule(rs.rules[ri], v)
 		}
 	}
 }
 
+// inspectRule tries rule r on value v under each of its chains until one
+// matches.
+func (st *evalState) inspectRule(r *Rule, v *value) {
+	rs := st.rs
+	if !r.accepts(v) {
+		return
+	}
+	for k, c := range r.chains {
+		data := st.transformed(c, v.data)
+		if k > 0 && c != 0 && st.same(c) && r.chains[k-1] == rs.chains[c].parent {
+			continue // same bytes as the chain just tried
+		}
+		if !rs.noFilter {
+			if r.pf && !st.admits(r, c, data) {
+				continue
+			}
+			if r.gate != 0 && st.mask(c)&r.gate == 0 {
+				continue
+			}
+		}
+		s, e, ok := r.matchValue(st, data)
+		if !ok {
+			continue
+		}
+		if st.pol.excluded(r.ID, v.zone, v.name, st.req.Path) {
+			return
+		}
+		if e > len(data) || s > e {
+			s, e = 0, len(data)
+		}
+		st.record(r, v, c, data[s:e])
+		return
+	}
+}
+
 func (st *evalState) record(r *Rule, v *value, c int, frag []byte) {
-	st.hit[r.idx] = true
+	st.hit[r.idx>>6] |= 1 << (uint(r.idx) & 63)
 	target := v.zone.String()
 	if len(v.name) > 0 {
 		target = target + ":" + string(v.name)

@@ -3,7 +3,9 @@ package waf
 import (
 	"regexp/syntax"
 	"sort"
+	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // acPattern is one prefilter literal (lower-case ASCII folding applies)
@@ -124,35 +126,51 @@ func (m *acMatcher) scan(data []byte, bits []uint64) {
 	}
 }
 
-// requiredLiterals returns a set of strings, lower-cased, at least one of
-// which occurs (ASCII case-insensitively) in every match of the regular
-// expression, or nil when no such set is known. The analysis is
-// conservative: Unicode case folding that maps to non-ASCII runes (k → K,
-// s → ſ) and non-ASCII literals under (?i) end a literal run.
+// requiredLiterals returns the best single literal set of requiredSets (nil
+// when none is known).
 func requiredLiterals(expr string) []string {
+	sets := requiredSets(expr)
+	if len(sets) == 0 {
+		return nil
+	}
+	return sets[0]
+}
+
+// requiredSets returns literal sets, lower-cased and best first, such that
+// every match of the regular expression contains (ASCII case-insensitively)
+// at least one literal of EACH set; nil when none is known. The analysis is
+// conservative: Unicode case folding that maps to non-ASCII runes (k → K,
+// s → ſ), non-ASCII literals under (?i) and U+FFFD (which the regexp package
+// also matches on invalid UTF-8 bytes) end a literal run.
+func requiredSets(expr string) [][]string {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil
 	}
-	re = re.Simplify()
-	in := analyse(re)
-	set := in.req
-	if in.exact != nil && (set == nil || score(in.exact) > score(set)) {
-		set = in.exact
-	}
-	if set == nil || score(set) < 1 {
-		return nil
-	}
-	return set
+	in := analyse(re.Simplify())
+	return prune(in.sets(), maxRuleSets)
 }
 
-const maxExact = 256
+const (
+	maxExact    = 256 // strings in an exact set
+	maxNodeSets = 8   // required sets kept per syntax node
+	maxRuleSets = 4   // required sets kept per rule
+)
 
 // litInfo: exact is the finite set of strings the node matches (nil: unknown
-// or too many); req is a set one of which every match contains (nil: none).
+// or too many); conj are sets each of which has a literal in every match.
 type litInfo struct {
 	exact []string
-	req   []string
+	conj  [][]string
+}
+
+// sets returns every usable required set of the node, its exact set included.
+func (in litInfo) sets() [][]string {
+	out := in.conj
+	if in.exact != nil && score(in.exact) > 0 {
+		out = append(out[:len(out):len(out)], in.exact)
+	}
+	return out
 }
 
 // score is the weight of a set's weakest literal (0 if it contains ""):
@@ -182,18 +200,47 @@ func score(set []string) int {
 	return min
 }
 
-func better(a, b []string) []string {
-	if a == nil {
-		return b
+// prune drops unusable and duplicate sets and keeps the max best ones (by
+// score, then by fewer literals).
+func prune(sets [][]string, max int) [][]string {
+	var out [][]string
+	for _, s := range sets {
+		if score(s) < 1 {
+			continue
+		}
+		if !anyImplies(out, s) { // a kept set already implies s
+			out = append(out, s)
+		}
 	}
-	if b == nil {
-		return a
+	sort.SliceStable(out, func(i, j int) bool {
+		si, sj := score(out[i]), score(out[j])
+		if si != sj {
+			return si > sj
+		}
+		return len(out[i]) < len(out[j])
+	})
+	if len(out) > max {
+		out = out[:max]
 	}
-	sa, sb := score(a), score(b)
-	if sb > sa || (sb == sa && len(b) < len(a)) {
-		return b
+	return out
+}
+
+// implies reports whether a value containing a literal of y always contains
+// a literal of x: every literal of y has one of x as a substring.
+func implies(y, x []string) bool {
+	for _, a := range y {
+		ok := false
+		for _, b := range x {
+			if strings.Contains(a, b) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
 	}
-	return a
+	return true
 }
 
 func foldSafe(r rune) bool {
@@ -216,36 +263,46 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
+// product returns every concatenation a+b, or false past maxExact.
+func product(as, bs []string) ([]string, bool) {
+	if len(as)*len(bs) > maxExact {
+		return nil, false
+	}
+	out := make([]string, 0, len(as)*len(bs))
+	for _, a := range as {
+		for _, b := range bs {
+			out = append(out, a+b)
+		}
+	}
+	return out, true
+}
+
 func analyse(re *syntax.Regexp) litInfo {
 	switch re.Op {
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
 		// Split into runs of safe runes; a single run is exact.
-		var runs []string
+		var conj [][]string
 		cur := []rune{}
 		allSafe := true
 		for _, r := range re.Rune {
-			if fold && !foldSafe(r) {
+			if (fold && !foldSafe(r)) || r == utf8.RuneError {
 				allSafe = false
 				if len(cur) > 0 {
-					runs = append(runs, string(cur))
+					conj = append(conj, []string{lowerASCII(string(cur))})
 				}
 				cur = cur[:0]
 				continue
 			}
 			cur = append(cur, r)
 		}
-		if len(cur) > 0 {
-			runs = append(runs, string(cur))
-		}
 		if allSafe {
 			return litInfo{exact: []string{lowerASCII(string(re.Rune))}}
 		}
-		var best []string
-		for _, r := range runs {
-			best = better(best, []string{lowerASCII(r)})
+		if len(cur) > 0 {
+			conj = append(conj, []string{lowerASCII(string(cur))})
 		}
-		return litInfo{req: best}
+		return litInfo{conj: prune(conj, maxNodeSets)}
 	case syntax.OpCharClass:
 		var set []string
 		n := 0
@@ -275,98 +332,158 @@ func analyse(re *syntax.Regexp) litInfo {
 	case syntax.OpCapture:
 		return analyse(re.Sub[0])
 	case syntax.OpPlus:
-		in := analyse(re.Sub[0])
-		return litInfo{req: better(in.req, in.exact)}
+		return litInfo{conj: analyse(re.Sub[0]).sets()}
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			in := analyse(re.Sub[0])
-			return litInfo{req: better(in.req, in.exact)}
+			return litInfo{conj: analyse(re.Sub[0]).sets()}
 		}
 		return litInfo{}
 	case syntax.OpQuest:
 		in := analyse(re.Sub[0])
 		if in.exact != nil && len(in.exact) < maxExact {
-			return litInfo{exact: append(in.exact, "")}
+			return litInfo{exact: append(in.exact[:len(in.exact):len(in.exact)], "")}
 		}
 		return litInfo{}
 	case syntax.OpConcat:
-		var best []string
-		cur := []string{""}
-		allExact := true
-		for _, sub := range re.Sub {
-			if sub.Op == syntax.OpPlus || (sub.Op == syntax.OpRepeat && sub.Min >= 1) {
-				// x+ starts and ends with an x: extend the run with x's
-				// exact set, flush it, and start the next run with x.
-				inner := analyse(sub.Sub[0])
-				if inner.exact != nil && score(inner.exact) > 0 && len(cur)*len(inner.exact) <= maxExact {
-					next := make([]string, 0, len(cur)*len(inner.exact))
-					for _, a := range cur {
-						for _, b := range inner.exact {
-							next = append(next, a+b)
-						}
-					}
+		return analyseConcat(re.Sub)
+	case syntax.OpAlternate:
+		return analyseAlternate(re.Sub)
+	}
+	return litInfo{}
+}
+
+func analyseConcat(subs []*syntax.Regexp) litInfo {
+	var conj [][]string
+	cur := []string{""} // exact strings of the current run of exact nodes
+	allExact := true
+	flush := func() {
+		if score(cur) > 0 {
+			conj = append(conj, cur)
+		}
+	}
+	for _, sub := range subs {
+		if sub.Op == syntax.OpPlus || (sub.Op == syntax.OpRepeat && sub.Min >= 1) {
+			// x+ starts and ends with an x: extend the run with x's exact
+			// set, flush it, and start the next run with x.
+			inner := analyse(sub.Sub[0])
+			if inner.exact != nil && score(inner.exact) > 0 {
+				if next, ok := product(cur, inner.exact); ok {
 					allExact = false
-					best = better(best, next)
+					conj = append(conj, inner.conj...)
+					cur = next
+					flush()
 					cur = inner.exact
 					continue
 				}
 			}
-			in := analyse(sub)
-			if in.exact != nil && len(cur)*len(in.exact) <= maxExact {
-				next := make([]string, 0, len(cur)*len(in.exact))
-				for _, a := range cur {
-					for _, b := range in.exact {
-						next = append(next, a+b)
-					}
-				}
+		}
+		in := analyse(sub)
+		conj = append(conj, in.conj...)
+		if in.exact != nil {
+			if next, ok := product(cur, in.exact); ok {
 				cur = next
 				continue
 			}
-			allExact = false
-			if score(cur) > 0 {
-				best = better(best, cur)
-			}
-			best = better(best, in.req)
-			if in.exact != nil {
-				cur = in.exact
-			} else {
-				cur = []string{""}
-			}
 		}
-		if allExact {
-			return litInfo{exact: cur}
+		allExact = false
+		flush()
+		if in.exact != nil {
+			cur = in.exact
+		} else {
+			cur = []string{""}
 		}
-		if score(cur) > 0 {
-			best = better(best, cur)
+	}
+	if allExact {
+		return litInfo{exact: cur, conj: prune(conj, maxNodeSets)}
+	}
+	flush()
+	return litInfo{conj: prune(conj, maxNodeSets)}
+}
+
+func analyseAlternate(subs []*syntax.Regexp) litInfo {
+	var exact []string
+	exactOK := true
+	branches := make([][][]string, 0, len(subs))
+	setsOK := true
+	for _, sub := range subs {
+		in := analyse(sub)
+		if in.exact != nil && exactOK && len(exact)+len(in.exact) <= maxExact {
+			exact = append(exact, in.exact...)
+		} else {
+			exactOK = false
 		}
-		return litInfo{req: best}
-	case syntax.OpAlternate:
-		var exact []string
-		exactOK := true
-		var req []string
-		reqOK := true
-		for _, sub := range re.Sub {
-			in := analyse(sub)
-			if in.exact != nil && exactOK && len(exact)+len(in.exact) <= maxExact {
-				exact = append(exact, in.exact...)
-			} else {
-				exactOK = false
-			}
-			r := better(in.req, in.exact)
-			if r == nil || score(r) == 0 {
-				reqOK = false
-			} else if reqOK {
-				req = append(req, r...)
-			}
+		s := prune(in.sets(), maxNodeSets)
+		if len(s) == 0 {
+			setsOK = false
 		}
-		var out litInfo
-		if exactOK {
-			out.exact = exact
-		}
-		if reqOK {
-			out.req = req
-		}
+		branches = append(branches, s)
+	}
+	var out litInfo
+	if exactOK {
+		out.exact = exact
+	}
+	if !setsOK {
 		return out
 	}
-	return litInfo{}
+	// Every match matches some branch, so the union of one set per branch
+	// is required. Keep every set that every branch implies (a shared "("
+	// after different names), and the union of each branch's best set that
+	// is not shared (the names).
+	var shared [][]string
+	for _, b := range branches {
+		for _, x := range b {
+			if allImply(branches, x) {
+				shared = append(shared, x)
+			}
+		}
+	}
+	var union []string
+	seen := map[string]bool{}
+	for _, b := range branches {
+		pick := b[0]
+		for _, x := range b {
+			if !containsSet(shared, x) {
+				pick = x
+				break
+			}
+		}
+		for _, l := range pick {
+			if !seen[l] {
+				seen[l] = true
+				union = append(union, l)
+			}
+		}
+	}
+	conj := append(shared, union)
+	out.conj = prune(conj, maxNodeSets)
+	return out
+}
+
+// allImply reports whether every branch has a set that implies x.
+func allImply(branches [][][]string, x []string) bool {
+	for _, o := range branches {
+		if !anyImplies(o, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// anyImplies reports whether some set of sets implies x.
+func anyImplies(sets [][]string, x []string) bool {
+	for _, y := range sets {
+		if implies(y, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsSet(sets [][]string, x []string) bool {
+	for _, s := range sets {
+		if len(s) == len(x) && implies(s, x) && implies(x, s) {
+			return true
+		}
+	}
+	return false
 }

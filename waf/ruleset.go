@@ -17,12 +17,26 @@ type RuleSet struct {
 	chains []chain
 	// byZone lists, per zone, the indices of rules that target it, in rule order.
 	byZone [numZones][]int
-	// ac is the prefilter: every literal of every literal or regex rule.
+	// ac is the prefilter: every literal of every required set (key) of
+	// every literal, equals or regex rule; a scan sets the key bits found.
 	ac       *acMatcher
+	keyWords int     // uint64 words in a key bitset
+	keyRule  []int32 // rule of each key
+	trigKeys []uint64
 	words    int // uint64 words in a rule bitset
-	noFilter bool
-	pool     sync.Pool
+	// zoneRules and zoneAlways are, per paranoia level (0–4) and zone, the
+	// rules that may run, and those of them that have no prefilter.
+	zoneRules  [maxParanoia + 1][numZones][]uint64
+	zoneAlways [maxParanoia + 1][numZones][]uint64
+	// zoneChains lists, per zone, every transform chain its rules use, in
+	// ascending order (parents first).
+	zoneChains [numZones][]int
+	noFilter   bool
+	pool       sync.Pool
 }
+
+// maxParanoia is the highest rule paranoia level.
+const maxParanoia = 4
 
 // chain is an interned transform chain: parent chain plus one transform.
 type chain struct {
@@ -30,6 +44,8 @@ type chain struct {
 	fn     transformFunc
 	lower  bool // the last transform is lowercase (ASCII folding only)
 	need   func([]byte) bool
+	trig   uint32 // byte classes that can make fn change its input
+	path   uint32 // trig of every transform of the chain
 	name   string
 	names  []string // full chain, for explain
 }
@@ -101,6 +117,7 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	}
 	rs.words = (len(rs.rules) + 63) / 64
 	rs.buildPrefilters()
+	rs.buildZones()
 	return rs, nil
 }
 
@@ -111,39 +128,100 @@ func (rs *RuleSet) intern(parent int, name string) int {
 		}
 	}
 	names := append(append([]string(nil), rs.chains[parent].names...), name)
-	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names, lower: name == "lowercase", need: transformNeeded[name]})
+	g := transformGate[name]
+	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names,
+		lower: name == "lowercase", need: g.need, trig: g.trig, path: rs.chains[parent].path | g.trig})
 	return len(rs.chains) - 1
 }
 
-// buildPrefilters collects the literals that every match of a literal or
-// regex rule must contain into one automaton.
+// buildPrefilters derives each rule's required literal sets (keys): a
+// literal or equals rule has one (its literals), a regex rule up to
+// maxRuleSets (requiredSets). Every literal of every key goes into one
+// automaton; a rule is admitted for a form only when all its keys are found,
+// and its first (best) key is the trigger that makes it a candidate.
 func (rs *RuleSet) buildPrefilters() {
 	var ps []acPattern
-	seen := map[acPattern]bool{}
 	for _, r := range rs.rules {
-		var set []string
+		r.keys, r.pf = r.keys[:0], false
+		r.gate = detectorGate[r.Detector]
+		if r.Negate {
+			continue
+		}
+		var sets [][]string
 		switch {
 		case r.lits != nil:
+			set := make([]string, 0, len(r.lits))
 			for _, l := range r.lits {
 				set = append(set, string(l))
 			}
+			sets = [][]string{set}
+		case r.equals != nil:
+			set := make([]string, 0, len(r.equals))
+			for e := range r.equals {
+				if e == "" {
+					set = nil // the empty value contains no literal
+					break
+				}
+				set = append(set, e)
+			}
+			if set != nil {
+				sort.Strings(set)
+				sets = [][]string{set}
+			}
 		case r.re != nil:
-			set = requiredLiterals(r.re.String())
+			sets = requiredSets(r.re.String())
 		}
-		if len(set) == 0 || r.Negate {
+		if len(sets) == 0 {
 			continue
 		}
 		r.pf = true
-		for _, s := range set {
-			p := acPattern{lit: s, rule: r.idx}
-			if !seen[p] {
-				seen[p] = true
-				ps = append(ps, p)
+		for _, set := range sets {
+			k := int32(len(rs.keyRule))
+			rs.keyRule = append(rs.keyRule, int32(r.idx))
+			r.keys = append(r.keys, k)
+			for _, l := range set {
+				ps = append(ps, acPattern{lit: l, rule: int(k)})
 			}
+		}
+	}
+	rs.keyWords = (len(rs.keyRule) + 63) / 64
+	rs.trigKeys = make([]uint64, rs.keyWords)
+	for _, r := range rs.rules {
+		if r.pf {
+			k := r.keys[0]
+			rs.trigKeys[k>>6] |= 1 << (uint(k) & 63)
 		}
 	}
 	if len(ps) > 0 {
 		rs.ac = buildAC(ps)
+	}
+}
+
+// buildZones fills zoneRules, zoneAlways and zoneChains.
+func (rs *RuleSet) buildZones() {
+	for z := zone(1); z < numZones; z++ {
+		used := make([]bool, len(rs.chains))
+		for p := 0; p <= maxParanoia; p++ {
+			rs.zoneRules[p][z] = make([]uint64, rs.words)
+			rs.zoneAlways[p][z] = make([]uint64, rs.words)
+		}
+		for _, ri := range rs.byZone[z] {
+			r := rs.rules[ri]
+			for _, c := range r.chains {
+				used[c] = true
+			}
+			for p := r.Paranoia; p <= maxParanoia; p++ {
+				rs.zoneRules[p][z][ri>>6] |= 1 << (uint(ri) & 63)
+				if !r.pf {
+					rs.zoneAlways[p][z][ri>>6] |= 1 << (uint(ri) & 63)
+				}
+			}
+		}
+		for c := 1; c < len(rs.chains); c++ {
+			if used[c] {
+				rs.zoneChains[z] = append(rs.zoneChains[z], c)
+			}
+		}
 	}
 }
 
@@ -165,5 +243,7 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 // withoutPrefilter returns a copy of rs that runs every matcher (the
 // reference for the differential prefilter test).
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
-	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac, words: rs.words, noFilter: true}
+	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac,
+		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
+		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, zoneChains: rs.zoneChains, noFilter: true}
 }

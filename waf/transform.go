@@ -10,62 +10,69 @@ import (
 // base64_scan, which appends at most 3*len(src)+4 bytes.
 type transformFunc func(dst, src []byte) []byte
 
-// transformNeeded maps a transform to a cheap test that reports whether it
-// can change its input at all; when it cannot, the chain shares its
-// parent's bytes without running the transform. Absent: always run.
-var transformNeeded = map[string]func([]byte) bool{
-	"url_decode":       func(b []byte) bool { return indexByte(b, '%') >= 0 },
-	"url_decode_once":  func(b []byte) bool { return indexByte(b, '%') >= 0 },
-	"html_entity":      func(b []byte) bool { return indexByte(b, '&') >= 0 },
-	"js_decode":        func(b []byte) bool { return indexByte(b, '\\') >= 0 },
-	"remove_nulls":     func(b []byte) bool { return indexByte(b, 0) >= 0 },
-	"remove_backslash": func(b []byte) bool { return indexByte(b, '\\') >= 0 },
-	"lowercase": func(b []byte) bool {
-		for _, c := range b {
-			if 'A' <= c && c <= 'Z' {
-				return true
-			}
-		}
-		return false
-	},
-	"sql_comments": func(b []byte) bool {
-		for i, c := range b {
-			if c == '#' || (i+1 < len(b) && ((c == '/' && b[i+1] == '*') || (c == '*' && b[i+1] == '/') || (c == '-' && b[i+1] == '-'))) {
-				return true
-			}
-		}
-		return false
-	},
-	"compress_ws": func(b []byte) bool {
-		for i, c := range b {
-			if c == 0 || (isSpace(c) && (c != ' ' || (i+1 < len(b) && isSpace(b[i+1])))) {
-				return true
-			}
-		}
-		return false
-	},
-	"cmdline": func(b []byte) bool {
-		if len(b) > 0 && (isSpace(b[0]) || isSpace(b[len(b)-1])) {
+// transformGate maps a transform to the byte classes (gate.go) without which
+// it returns its input unchanged (clsAlways: no such classes) and, for some,
+// a finer cheap test run when one of those classes is present. A chain step
+// whose gate says no shares its parent's bytes without running the
+// transform. FuzzTransformGate checks both against the transforms.
+var transformGate = map[string]struct {
+	trig uint32
+	need func([]byte) bool
+}{
+	"url_decode":       {clsPercent, nil},
+	"url_decode_once":  {clsPercent, nil},
+	"html_entity":      {clsAmp, nil},
+	"js_decode":        {clsBackslash, nil},
+	"lowercase":        {clsUpper, nil},
+	"compress_ws":      {clsSpace | clsCtlWS | clsNUL, needCompressWS},
+	"remove_ws":        {clsSpace | clsCtlWS, nil},
+	"remove_nulls":     {clsNUL, nil},
+	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments},
+	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, nil},
+	"base64_decode":    {clsAlways, nil},
+	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsSpace | clsCtlWS, needCmdLine},
+	"remove_quotes":    {clsQuote, nil},
+	"utf8_overlong":    {clsHigh, nil},
+	"trim":             {clsSpace | clsCtlWS, needTrim},
+	"remove_backslash": {clsBackslash, nil},
+	"base64_scan":      {clsAlways, nil},
+}
+
+func needSQLComments(b []byte) bool {
+	for i, c := range b {
+		if c == '#' || (i+1 < len(b) && ((c == '/' && b[i+1] == '*') || (c == '*' && b[i+1] == '/') || (c == '-' && b[i+1] == '-'))) {
 			return true
 		}
-		for i, c := range b {
-			switch {
-			case c == '\\' || c == '\'' || c == '"' || c == '^' || c == ',' || c == '(' || ('A' <= c && c <= 'Z'):
-				return true
-			case isSpace(c) && (c != ' ' || (i+1 < len(b) && isSpace(b[i+1]))):
-				return true
-			}
+	}
+	return false
+}
+
+func needCompressWS(b []byte) bool {
+	for i, c := range b {
+		if c == 0 || (isSpace(c) && (c != ' ' || (i+1 < len(b) && isSpace(b[i+1])))) {
+			return true
 		}
-		return false
-	},
-	"remove_ws": func(b []byte) bool {
-		for _, c := range b {
-			if isSpace(c) {
-				return true
-			}
+	}
+	return false
+}
+
+func needCmdLine(b []byte) bool {
+	if len(b) > 0 && (isSpace(b[0]) || isSpace(b[len(b)-1])) {
+		return true
+	}
+	for i, c := range b {
+		switch {
+		case c == '\\' || c == '\'' || c == '"' || c == '^' || c == ',' || c == '(' || ('A' <= c && c <= 'Z'):
+			return true
+		case isSpace(c) && (c != ' ' || (i+1 < len(b) && isSpace(b[i+1]))):
+			return true
 		}
-		return false
-	},
+	}
+	return false
+}
+
+func needTrim(b []byte) bool {
+	return len(b) > 0 && (isSpace(b[0]) || isSpace(b[len(b)-1]))
 }
 
 // transforms maps rule-file transform names to their functions.

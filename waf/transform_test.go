@@ -92,19 +92,25 @@ func FuzzTransforms(f *testing.F) {
 	})
 }
 
-// FuzzTransformNeeded: a transform whose "needed" check says no must
-// indeed leave its input unchanged.
-func FuzzTransformNeeded(f *testing.F) {
-	for _, s := range []string{"abc", "a b", "a  b", " x", "x ", "A", "a%20", "a&b", "a\\b", "a/*b", "a--b", "a#b", "a\x00"} {
+// FuzzTransformGate: a transform whose gate says no (none of its trigger
+// byte classes present, or its finer test false) must indeed leave its input
+// unchanged.
+func FuzzTransformGate(f *testing.F) {
+	for _, s := range []string{"abc", "a b", "a  b", " x", "x ", "A", "a%20", "a&b", "a\\b", "a/*b", "a--b", "a#b", "a\x00",
+		"/a/./b", "a\tb", "\xc0\xae", "x'y", "a^b", "a,b", "f(x)", "&lt;"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for name, need := range transformNeeded {
-			if need(in) {
+		for name := range transforms {
+			g, ok := transformGate[name]
+			if !ok {
+				t.Fatalf("%s: no gate", name)
+			}
+			if classMask(in)&g.trig != 0 && (g.need == nil || g.need(in)) {
 				continue
 			}
 			if out := transforms[name](nil, in); !bytes.Equal(out, in) {
-				t.Fatalf("%s: needed() said no but %q -> %q", name, in, out)
+				t.Fatalf("%s: gate said unchanged but %q -> %q", name, in, out)
 			}
 		}
 	})

@@ -1,0 +1,81 @@
+package waf
+
+// Byte-class gating. One pass over a value records which classes of special
+// bytes it contains (classMask). A transform whose trigger classes are all
+// absent cannot change its input, so a chain whose transforms are all
+// untriggered is the identity and costs nothing; a detector whose trigger
+// classes are absent cannot match and is not called. Gating is exact: it only
+// skips work whose result is already known (the differential test FuzzPrefilter
+// compares against evaluation without any gate).
+
+// Byte classes.
+const (
+	clsPercent   uint32 = 1 << iota // %
+	clsPlus                         // +
+	clsAmp                          // &
+	clsBackslash                    // \
+	clsUpper                        // A–Z
+	clsSpace                        // ' '
+	clsCtlWS                        // \t \n \v \f \r
+	clsNUL                          // 0x00
+	clsCtl                          // other C0 controls and DEL
+	clsQuote                        // ' " `
+	clsHash                         // #
+	clsSlash                        // /
+	clsStar                         // *
+	clsDash                         // -
+	clsLT                           // <
+	clsHigh                         // 0x80–0xFF
+	clsCaret                        // ^
+	clsComma                        // ,
+	clsLParen                       // (
+	clsDot                          // .
+
+	// clsAlways is set in every mask: a trigger that includes it always runs.
+	clsAlways uint32 = 1 << 31
+)
+
+// byteClass maps a byte to its class bit (0 for letters, digits and the
+// punctuation no transform or detector keys on).
+var byteClass = func() (t [256]uint32) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = clsUpper
+	}
+	for c := 0; c < 0x20; c++ {
+		t[c] = clsCtl
+	}
+	t[0x7f] = clsCtl
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = clsHigh
+	}
+	for _, c := range []byte{'\t', '\n', '\v', '\f', '\r'} {
+		t[c] = clsCtlWS
+	}
+	t[0] = clsNUL
+	t['%'], t['+'], t['&'], t['\\'], t[' '] = clsPercent, clsPlus, clsAmp, clsBackslash, clsSpace
+	t['\''], t['"'], t['`'] = clsQuote, clsQuote, clsQuote
+	t['#'], t['/'], t['*'], t['-'], t['<'] = clsHash, clsSlash, clsStar, clsDash, clsLT
+	t['^'], t[','], t['('], t['.'] = clsCaret, clsComma, clsLParen, clsDot
+	return t
+}()
+
+// classMask returns the union of the byte classes of b, plus clsAlways.
+func classMask(b []byte) uint32 {
+	m := clsAlways
+	for _, c := range b {
+		m |= byteClass[c]
+	}
+	return m
+}
+
+// detectorGate maps a detector to the byte classes of which a value must
+// contain at least one for the detector to match (absent: no gate). Each
+// entry follows from the detector's code: xss starts only at '<' or a quote;
+// control_chars needs a C0 control or DEL; invalid_utf8 a byte ≥ 0x80;
+// invalid_percent a '%'. TestDetectorGates checks them.
+var detectorGate = map[string]uint32{
+	"xss":             clsLT | clsQuote,
+	"control_chars":   clsNUL | clsCtl | clsCtlWS,
+	"invalid_utf8":    clsHigh,
+	"invalid_percent": clsPercent,
+}
