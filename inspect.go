@@ -173,7 +173,9 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 	}
 	var body []byte
 	truncated := false
-	if p.BodyLimitBytes > 0 && r.Body != nil && r.Body != http.NoBody {
+	// An extended CONNECT's stream is a tunnel (WebSocket frames after the handshake), not a request
+	// body: like the bytes after an HTTP/1.1 Upgrade, it is not read ahead.
+	if p.BodyLimitBytes > 0 && r.Body != nil && r.Body != http.NoBody && !isExtendedConnect(r) {
 		limit := p.BodyLimitBytes
 		if r.ContentLength >= 0 && r.ContentLength < limit {
 			limit = r.ContentLength

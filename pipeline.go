@@ -75,6 +75,11 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	ex.peer = remoteAddr(r.RemoteAddr)
 	ex.trustPeer = snap.trusted(ex.peer)
 	ex.client = snap.clientIP(ex.peer, r)
+	if r.Method == http.MethodConnect && !isExtendedConnect(r) {
+		// edge is a reverse proxy, never a forward one: a plain CONNECT names no resource here.
+		s.deny(w, r, ex, denyNotImplemented, "plain CONNECT")
+		return
+	}
 
 	host, err := routes.CanonicalHost(r.Host)
 	if err != nil {
@@ -133,7 +138,8 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 // it, which the WAF's read-ahead or the forwarder turns into 413.
 func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
 	max := ex.rt.MaxBodyBytes
-	if max <= 0 {
+	if max <= 0 || isExtendedConnect(r) {
+		// A WebSocket tunnel's stream is not a request body (as after an HTTP/1.1 Upgrade).
 		return true
 	}
 	if r.ContentLength > max {
@@ -150,6 +156,10 @@ func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, ex *exchange)
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, rt *routes.Compiled) {
 	b := ex.snap.backends[rt.Backend]
 	ex.backend = b.name
+	if isExtendedConnect(r) {
+		b.serveTunnel(w, r, ex, rt.Timeout)
+		return
+	}
 	ctx := withExchange(r.Context(), ex)
 	if b.cfg.LB == upstream.LBHashIP {
 		// Behind trusted proxies the socket address is the proxy's: hash the resolved client.

@@ -19,6 +19,7 @@ const (
 	denyBodyTooLarge
 	denyRateLimited
 	denyBanned
+	denyNotImplemented
 )
 
 var denyInfo = [...]struct {
@@ -34,6 +35,7 @@ var denyInfo = [...]struct {
 	denyBodyTooLarge:   {http.StatusRequestEntityTooLarge, "body_too_large"},
 	denyRateLimited:    {http.StatusTooManyRequests, "rate_limited"},
 	denyBanned:         {http.StatusForbidden, "banned"},
+	denyNotImplemented: {http.StatusNotImplemented, "not_implemented"},
 }
 
 // deny is the one place that maps an edge-made decision to a response: the status, a small JSON body

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	_ "edge/internal/h2xconnect" // RFC 8441 extended CONNECT in the HTTP/2 server (WebSocket over HTTP/2)
 	"edge/routes"
 	"edge/tls"
 )
@@ -205,9 +206,16 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		IdleTimeout:       time.Duration(c.IdleTimeoutMS) * time.Millisecond,
 		MaxHeaderBytes:    c.MaxHeaderBytes,
 		Protocols:         &protos,
+		HTTP2:             &http.HTTP2Config{MaxReadFrameSize: h2MaxReadFrameSize},
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 }
+
+// h2MaxReadFrameSize is the largest HTTP/2 frame edge accepts: the protocol's initial value (RFC 9113
+// §4.2), which every client uses unless told otherwise. Go's default of 1 MiB would let one frame
+// hold a megabyte in the connection's read buffer; with 16 KiB a larger frame is the
+// FRAME_SIZE_ERROR the RFC asks for.
+const h2MaxReadFrameSize = 16 << 10
 
 // Addr returns the bound address of a listener ("https", "http", "admin"), or nil.
 func (s *Server) Addr(name string) net.Addr {
