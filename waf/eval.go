@@ -45,6 +45,8 @@ type evalState struct {
 	formBits  []uint64 // per form: the prefilter keys found (keyWords each)
 	formStamp []uint32
 	stamp     uint32
+	seen      []uint32 // per automaton state (ac, then acRaw): scan stamp
+	scanStamp uint32
 
 	cand    []uint64 // rules to visit for the current value
 	hit     []uint64 // rules that matched in this request
@@ -76,6 +78,7 @@ func (rs *RuleSet) getState() *evalState {
 		cMask:     make([]uint32, n),
 		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
+		seen:      make([]uint32, rs.ac.states()+rs.acRaw.states()),
 		cand:      make([]uint64, rs.words),
 		hit:       make([]uint64, rs.words),
 	}
@@ -244,10 +247,18 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 	}
 	st.formStamp[f] = st.stamp
 	clear(bits)
-	if st.rs.ac == nil {
-		return bits
+	st.scanStamp++
+	if st.scanStamp == 0 { // wrapped
+		clear(st.seen)
+		st.scanStamp = 1
 	}
-	st.rs.ac.scan(data, bits)
+	n := st.rs.ac.states()
+	if st.rs.ac != nil {
+		st.rs.ac.scan(data, bits, true, st.seen[:n], st.scanStamp)
+	}
+	if st.rs.acRaw != nil {
+		st.rs.acRaw.scan(data, bits, false, st.seen[n:], st.scanStamp)
+	}
 	for i, x := range bits {
 		x &= st.rs.trigKeys[i]
 		for x != 0 {
@@ -260,16 +271,20 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 	return bits
 }
 
-// admits reports whether every prefilter key of r was found in the form of
-// chain c, whose bytes are data.
+// admits reports whether every prefilter key of one of r's alternatives
+// was found in the form of chain c, whose bytes are data.
 func (st *evalState) admits(r *Rule, c int, data []byte) bool {
 	bits := st.keys(st.form(c), data)
-	for _, k := range r.keys {
-		if bits[k>>6]&(1<<(uint(k)&63)) == 0 {
-			return false
+next:
+	for _, keys := range r.alts {
+		for _, k := range keys {
+			if bits[k>>6]&(1<<(uint(k)&63)) == 0 {
+				continue next
+			}
 		}
+		return true
 	}
-	return true
+	return false
 }
 
 func paranoiaIndex(p int) int {

@@ -2,6 +2,7 @@ package waf
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -9,9 +10,13 @@ import (
 func TestRequiredLiterals(t *testing.T) {
 	tests := []struct {
 		re   string
-		want string // sorted-insensitive: joined with |
+		want string // joined with |, in any order
 	}{
-		{`union\s+select`, "select"},
+		{`union\s+select`, "union select|union\nselect"}, // a run of blanks is one symbol
+		{`^\s*in\s*\(`, "\x02in(|\x02in (|\x02in\n(|\x02 in(|\x02 in (|\x02 in\n(|\x02\nin(|\x02\nin (|\x02\nin\n("},
+		{`[;\n]\s*id`, ";id|; id|;\nid|\nid"},
+		{`\x{FFFD}\.\x{FFFD}\.`, "\x80.\x80."},
+		{`abc$`, "abc\x03"},
 		{`(?i)xp_cmdshell`, "xp_cmd"},
 		{`foo|bar`, "foo|bar"},
 		{`a+`, "a"},
@@ -19,48 +24,87 @@ func TestRequiredLiterals(t *testing.T) {
 		{`x?`, ""},
 		{`(?:ab|cd)ef`, "abef|cdef"},
 		{`[ab]c`, "ac|bc"},
-		{`\bsleep\s*\(`, "sleep"},
+		{`\bsleep\s*\(`, "sleep (|sleep\n(|sleep("},
 		{`a|.*`, ""},
 	}
 	for _, tc := range tests {
-		got := strings.Join(requiredLiterals(tc.re), "|")
-		if got != tc.want {
+		lits := requiredLiterals(tc.re)
+		sort.Strings(lits)
+		want := strings.Split(tc.want, "|")
+		sort.Strings(want)
+		if got := strings.Join(lits, "|"); got != strings.Join(want, "|") {
 			t.Errorf("requiredLiterals(%q): got %q, want %q", tc.re, got, tc.want)
 		}
 	}
 }
 
-// TestPrefilterSoundOnExamples: every rule's own match examples are
-// admitted by the prefilter literals derived from its regex.
+// TestPrefilterSoundOnExamples: every rule's own match examples contain a
+// literal of every required set derived from its regex.
 func TestPrefilterSoundOnExamples(t *testing.T) {
 	rs := loadRules(t)
 	for _, r := range rs.Rules() {
 		if r.re == nil || !r.pf {
 			continue
 		}
-		lits := requiredLiterals(r.re.String())
+		alts := requiredSets(r.re.String())
 		for _, ex := range r.Match {
 			for _, c := range r.chains {
 				st := rs.getState()
 				st.stamp++
 				st.tbuf = st.tbuf[:0]
 				data := st.transformed(c, []byte(ex))
+				matched := r.re.Match(data)
+				d := string(data)
 				rs.putState(st)
-				if !r.re.Match(data) {
+				if !matched {
 					continue
 				}
-				found := false
-				for _, l := range lits {
-					if indexFold(data, []byte(l)) >= 0 {
-						found = true
-					}
-				}
-				if !found {
-					t.Errorf("%s: example %q matches but contains none of %q", r.ID, ex, lits)
+				if !admitText(alts, d) {
+					t.Errorf("%s: example %q (%q) matches but no alternative of %v is found", r.ID, ex, d, alts)
 				}
 			}
 		}
 	}
+}
+
+// high maps every byte ≥ 0x80 to 0x80, as the scan's byte classes do.
+func high(s string) []byte {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 0x80 {
+			b[i] = 0x80
+		}
+	}
+	return b
+}
+
+// admitText reports whether text holds a literal of every set of some
+// alternative (the prefilter's decision, computed naively).
+func admitText(alts []keySets, text string) bool {
+next:
+	for _, a := range alts {
+		raw := markBOT + text + markEOT
+		for i, sets := range [][][]string{a.sets, a.raw} {
+			t := raw
+			if i == 0 {
+				t = compact(raw)
+			}
+			for _, set := range sets {
+				found := false
+				for _, l := range set {
+					if indexFold(high(t), high(l)) >= 0 {
+						found = true
+						break
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // FuzzPrefilter is the differential target: evaluation with the prefilter

@@ -45,11 +45,11 @@ type Rule struct {
 	lits    [][]byte
 	equals  map[string]struct{}
 	det     detectorFunc
-	pf      bool    // the prefilter decides whether the matcher can succeed
-	keys    []int32 // prefilter keys that must all be found (keys[0] triggers)
-	gate    uint32  // byte classes a detector needs (0: no gate)
-	force   bool    // action = "block"
-	logOnly bool    // action = "detect"
+	pf      bool      // the prefilter decides whether the matcher can succeed
+	alts    [][]int32 // prefilter: all keys of one alternative must be found
+	gate    uint32    // byte classes a detector needs (0: no gate)
+	force   bool      // action = "block"
+	logOnly bool      // action = "detect"
 }
 
 type targetSpec struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,9 +20,10 @@ type RuleSet struct {
 	byZone [numZones][]int
 	// ac is the prefilter: every literal of every required set (key) of
 	// every literal, equals or regex rule; a scan sets the key bits found.
-	ac       *acMatcher
-	keyWords int     // uint64 words in a key bitset
-	keyRule  []int32 // rule of each key
+	ac       *acMatcher // compact scan (blanks skipped)
+	acRaw    *acMatcher // raw scan, for keys made of blanks
+	keyWords int        // uint64 words in a key bitset
+	keyRule  []int32    // rule of each key
 	trigKeys []uint64
 	words    int // uint64 words in a rule bitset
 	// zoneRules and zoneAlways are, per paranoia level (0–4) and zone, the
@@ -34,6 +36,9 @@ type RuleSet struct {
 	noFilter   bool
 	pool       sync.Pool
 }
+
+// maxKeyLen bounds the length of a prefilter literal.
+const maxKeyLen = 8
 
 // maxParanoia is the highest rule paranoia level.
 const maxParanoia = 4
@@ -134,67 +139,103 @@ func (rs *RuleSet) intern(parent int, name string) int {
 	return len(rs.chains) - 1
 }
 
-// buildPrefilters derives each rule's required literal sets (keys): a
-// literal or equals rule has one (its literals), a regex rule up to
-// maxRuleSets (requiredSets). Every literal of every key goes into one
-// automaton; a rule is admitted for a form only when all its keys are found,
-// and its first (best) key is the trigger that makes it a candidate.
+// buildPrefilters derives each rule's prefilter: alternatives of required
+// literal sets (keys). A literal or equals rule has one alternative with one
+// key (its literals); a regex rule those of requiredSets. Every literal of
+// every key goes into one of two automata (compact or raw scan); a rule is
+// admitted for a form when all keys of one of its alternatives are found,
+// and the first key of each alternative is a trigger that makes the rule a
+// candidate.
 func (rs *RuleSet) buildPrefilters() {
-	var ps []acPattern
+	var compactPs, rawPs []acPattern
+	rs.keyRule = rs.keyRule[:0]
 	for _, r := range rs.rules {
-		r.keys, r.pf = r.keys[:0], false
+		r.alts, r.pf = r.alts[:0], false
 		r.gate = detectorGate[r.Detector]
 		if r.Negate {
 			continue
 		}
-		var sets [][]string
+		var alts []keySets
 		switch {
 		case r.lits != nil:
-			set := make([]string, 0, len(r.lits))
-			for _, l := range r.lits {
-				set = append(set, string(l))
-			}
-			sets = [][]string{set}
+			alts = literalKeys(r.lits, "", "")
 		case r.equals != nil:
-			set := make([]string, 0, len(r.equals))
+			eq := make([][]byte, 0, len(r.equals))
 			for e := range r.equals {
-				if e == "" {
-					set = nil // the empty value contains no literal
-					break
-				}
-				set = append(set, e)
+				eq = append(eq, []byte(e))
 			}
-			if set != nil {
-				sort.Strings(set)
-				sets = [][]string{set}
-			}
+			sort.Slice(eq, func(i, j int) bool { return string(eq[i]) < string(eq[j]) })
+			alts = literalKeys(eq, markBOT, markEOT) // the whole value
 		case r.re != nil:
-			sets = requiredSets(r.re.String())
+			alts = requiredSets(r.re.String())
 		}
-		if len(sets) == 0 {
+		if len(alts) == 0 {
 			continue
 		}
 		r.pf = true
-		for _, set := range sets {
-			k := int32(len(rs.keyRule))
-			rs.keyRule = append(rs.keyRule, int32(r.idx))
-			r.keys = append(r.keys, k)
-			for _, l := range set {
-				ps = append(ps, acPattern{lit: l, rule: int(k)})
+		for _, a := range alts {
+			var keys []int32
+			add := func(set []string, raw bool) {
+				k := int32(len(rs.keyRule))
+				rs.keyRule = append(rs.keyRule, int32(r.idx))
+				keys = append(keys, k)
+				for _, l := range set {
+					// Any part of a required literal is required too: a
+					// bounded length keeps the automaton small.
+					l = l[:min(len(l), maxKeyLen)]
+					if raw {
+						rawPs = append(rawPs, acPattern{lit: l, rule: int(k)})
+					} else {
+						compactPs = append(compactPs, acPattern{lit: l, rule: int(k)})
+					}
+				}
 			}
+			for _, set := range a.sets {
+				add(set, false)
+			}
+			for _, set := range a.raw {
+				add(set, true)
+			}
+			r.alts = append(r.alts, keys)
 		}
 	}
 	rs.keyWords = (len(rs.keyRule) + 63) / 64
 	rs.trigKeys = make([]uint64, rs.keyWords)
 	for _, r := range rs.rules {
-		if r.pf {
-			k := r.keys[0]
+		for _, keys := range r.alts {
+			k := keys[0]
 			rs.trigKeys[k>>6] |= 1 << (uint(k) & 63)
 		}
 	}
-	if len(ps) > 0 {
-		rs.ac = buildAC(ps)
+	rs.ac, rs.acRaw = nil, nil
+	if len(compactPs) > 0 {
+		rs.ac = buildAC(compactPs)
 	}
+	if len(rawPs) > 0 {
+		rs.acRaw = buildAC(rawPs)
+	}
+}
+
+// literalKeys is the one-key prefilter of a literal or equals matcher
+// (each literal between pre and post): compact unless some literal is all
+// blanks; nil when some literal is empty.
+func literalKeys(lits [][]byte, pre, post string) []keySets {
+	var set []string
+	for _, l := range lits {
+		if len(l) == 0 {
+			return nil
+		}
+		// A literal's blank runs are scan symbols, and one at either end
+		// may be part of a longer run: analyse it as a regex literal.
+		in := analyse(&syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune(string(l))}, false)
+		if in.exact == nil || len(set)+len(in.exact) > maxJunction {
+			return nil
+		}
+		for _, e := range in.exact {
+			set = append(set, pre+e+post)
+		}
+	}
+	return []keySets{{sets: [][]string{set}}}
 }
 
 // buildZones fills zoneRules, zoneAlways and zoneChains.
@@ -243,7 +284,7 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 // withoutPrefilter returns a copy of rs that runs every matcher (the
 // reference for the differential prefilter test).
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
-	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac,
+	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
 		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, zoneChains: rs.zoneChains, noFilter: true}
 }

@@ -1,0 +1,814 @@
+package waf
+
+import (
+	"regexp/syntax"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Required-literal analysis of regular expressions, for the prefilter. For
+// every syntax node it computes what every match must look like: its exact
+// strings when finitely many, prefix and suffix sets of its non-empty
+// matches, whether it can match the empty string, and sets of which every
+// match contains one literal each. Concatenation joins the suffixes of the
+// left part with the prefixes of the right part. Both the analysis and the
+// compact scan see every run of blanks as one symbol, symNL when it holds a
+// line break and symSP otherwise, so `nchar\s*\(` requires "nchar(",
+// "nchar (" or "nchar\n(", and `[;\n]\s*id` requires ";id", "; id",
+// ";\nid" or "\nid" — not " id". Text anchors are literal markers: the scan feeds
+// markBOT before and markEOT after every value, so `;\s*w$` requires "w"
+// followed by the end, not any "w".
+
+// markBOT and markEOT stand for the beginning and end of the text. The scan
+// maps the real bytes 0x02 and 0x03 to the same symbols, which only admits
+// more values, never fewer.
+const (
+	markBOT = "\x02"
+	markEOT = "\x03"
+)
+
+const (
+	maxExact    = 256 // strings in an exact, prefix or suffix set
+	maxJunction = 512 // strings in a junction product
+	maxNodeSets = 8   // required sets kept per syntax node
+	maxRuleSets = 4   // required sets kept per alternative
+	// maxAlternatives bounds the branches of a top-level alternation that
+	// get their own prefilter alternative.
+	maxAlternatives = 32
+)
+
+// requiredLiterals returns the best compact literal set of the whole
+// expression (nil when none is known).
+func requiredLiterals(expr string) []string {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	sets := prune(analyse(re.Simplify(), false).sets(), maxRuleSets)
+	if len(sets) == 0 {
+		return nil
+	}
+	return sets[0]
+}
+
+// keySets is one alternative of a rule's prefilter: every match contains,
+// for some alternative, a literal of EACH of its sets, searched in the
+// compact text (blanks removed) for sets and in the text as it is for raw;
+// both bracketed by markBOT and markEOT, ASCII case-insensitively.
+type keySets struct {
+	sets [][]string // searched in the compact text
+	raw  [][]string // searched in the raw text
+}
+
+func hasBlank(set []string) bool {
+	for _, l := range set {
+		for i := 0; i < len(l); i++ {
+			if blankByte[l[i]] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requiredSets returns the alternatives of the prefilter of a regular
+// expression: one per branch of a top-level alternation (so each branch is
+// filtered by its own literals), else one; nil when some alternative has no
+// usable set. Sets are lower-cased, best first. The analysis is
+// conservative: Unicode case folding that maps to non-ASCII runes (k → K,
+// s → ſ) and non-ASCII literals under (?i) end a literal run, and U+FFFD
+// (which the regexp package also matches on an invalid byte) stands for any
+// byte ≥ 0x80 (litString). A branch whose compact analysis finds nothing
+// (a bare `[\r\n]`) gets raw sets: the same analysis without blank removal.
+func requiredSets(expr string) []keySets {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	branches := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate && len(re.Sub) <= maxAlternatives {
+		branches = re.Sub
+	}
+	var out []keySets
+	for _, b := range branches {
+		compactSets := prune(analyse(b, false).sets(), maxRuleSets)
+		var rawSets [][]string
+		for _, set := range prune(analyse(b, true).sets(), maxRuleSets) {
+			// Raw sets add what the compact scan cannot see: blanks
+			// between or beside literals ("w " before a command's end).
+			if len(compactSets) == 0 {
+				rawSets = append(rawSets, set)
+			}
+		}
+		if len(compactSets)+len(rawSets) == 0 {
+			return nil
+		}
+		out = append(out, keySets{sets: compactSets, raw: rawSets})
+	}
+	return out
+}
+
+// litInfo describes the matches of a syntax node. A nil exact, pre or suf
+// means unknown; pre and suf describe non-empty matches only.
+type litInfo struct {
+	exact    []string   // every string the node matches
+	pre      []string   // every non-empty match starts with one of these
+	suf      []string   // every non-empty match ends with one of these
+	nullable bool       // the node can match ""
+	conj     [][]string // sets each of which has a literal in every match
+}
+
+func exactInfo(set []string) litInfo {
+	in := litInfo{exact: set}
+	ne := nonEmpty(set)
+	in.pre, in.suf = ne, ne
+	in.nullable = len(ne) < len(set)
+	return in
+}
+
+// sets returns every usable required set of the node.
+func (in litInfo) sets() [][]string {
+	out := append([][]string(nil), in.conj...)
+	if in.exact != nil {
+		return append(out, in.exact)
+	}
+	if !in.nullable {
+		if in.pre != nil {
+			out = append(out, in.pre)
+		}
+		if in.suf != nil {
+			out = append(out, in.suf)
+		}
+	}
+	return out
+}
+
+// score is the weight of a set's weakest literal (0 if it contains ""):
+// letters and digits weigh 1, blanks 0 and other bytes 3, because
+// punctuation is much rarer in benign values and so a better prefilter key.
+func score(set []string) int {
+	if len(set) == 0 {
+		return 0
+	}
+	min := -1
+	for _, s := range set {
+		w := 0
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
+				w++
+			} else if c == ' ' || c == '\t' {
+				// blanks are everywhere: no prefilter value
+			} else {
+				w += 3
+			}
+		}
+		if min < 0 || w < min {
+			min = w
+		}
+	}
+	return min
+}
+
+// prune drops unusable sets and sets a better one implies, and keeps the
+// max best (by score, then by fewer literals).
+func prune(sets [][]string, max int) [][]string {
+	var cands [][]string
+	for _, s := range sets {
+		if score(s) >= 1 {
+			cands = append(cands, s)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		si, sj := score(cands[i]), score(cands[j])
+		if si != sj {
+			return si > sj
+		}
+		return len(cands[i]) < len(cands[j])
+	})
+	var out [][]string
+	for _, s := range cands {
+		if !anyImplies(out, s) {
+			out = append(out, s)
+		}
+		if len(out) == max {
+			break
+		}
+	}
+	return out
+}
+
+// implies reports whether a value containing a literal of y always contains
+// a literal of x: every literal of y has one of x as a substring.
+func implies(y, x []string) bool {
+	for _, a := range y {
+		ok := false
+		for _, b := range x {
+			if strings.Contains(a, b) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// anyImplies reports whether some set of sets implies x.
+func anyImplies(sets [][]string, x []string) bool {
+	for _, y := range sets {
+		if implies(y, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func foldSafe(r rune) bool {
+	if r >= 0x80 {
+		return false
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// litString returns the lower-cased UTF-8 of a literal run. U+FFFD, which
+// the regexp package also matches on any invalid byte (always ≥ 0x80),
+// becomes the single byte 0x80: the scan maps every byte ≥ 0x80 to one
+// symbol.
+func litString(rs []rune) string {
+	var b []byte
+	for _, r := range rs {
+		if r == utf8.RuneError {
+			b = append(b, 0x80)
+			continue
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return lowerASCII(string(b))
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i := range b {
+		b[i] = lower(b[i])
+	}
+	return string(b)
+}
+
+func nonEmpty(set []string) []string {
+	out := make([]string, 0, len(set))
+	for _, s := range set {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// union returns a ∪ b without duplicates; unknown (nil) if either is, or
+// if it grows past maxExact.
+func union(a, b []string) []string {
+	if a == nil || b == nil || len(a)+len(b) > 4*maxExact {
+		return nil
+	}
+	out := make([]string, 0, len(a)+len(b))
+	seen := make(map[string]bool, len(a)+len(b))
+	for _, s := range append(a[:len(a):len(a)], b...) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// product returns every concatenation a+b (nil standing for {""}), or
+// false past max.
+func product(as, bs []string, max int) ([]string, bool) {
+	if as == nil {
+		as = []string{""}
+	}
+	if bs == nil {
+		bs = []string{""}
+	}
+	if len(as)*len(bs) > max {
+		return nil, false
+	}
+	out := make([]string, 0, len(as)*len(bs))
+	seen := make(map[string]bool, len(as)*len(bs))
+	for _, a := range as {
+		for _, b := range bs {
+			ab := join(a, b)
+			if !seen[ab] {
+				seen[ab] = true
+				out = append(out, ab)
+			}
+		}
+	}
+	return out, true
+}
+
+// join concatenates a and b, merging a blank symbol ending a with one
+// starting b (they are one run: symNL if either is).
+func join(a, b string) string {
+	if len(a) > 0 && len(b) > 0 && isSym(a[len(a)-1]) && isSym(b[0]) {
+		if b[0] == symNL[0] {
+			return a[:len(a)-1] + b
+		}
+		return a + b[1:]
+	}
+	return a + b
+}
+
+func isSym(c byte) bool { return c == symSP[0] || c == symNL[0] }
+
+// shrink cuts the strings of set to their first (or, with tail, last) k
+// bytes, halving k until at most max distinct strings remain; nil if that
+// never happens. Cutting keeps a prefix (suffix) set valid.
+func shrink(set []string, max int, tail bool) []string {
+	if set == nil || len(set) <= max {
+		return set
+	}
+	for k := 8; k >= 1; k /= 2 {
+		if out := cut(set, k, tail); len(out) <= max {
+			return out
+		}
+	}
+	return nil
+}
+
+// junction returns the strings that span the boundary between a part with
+// suffix set suf and a part with prefix set pre, cutting both until the
+// product fits; nil when unknown.
+func junction(suf, pre []string) []string {
+	if suf == nil || pre == nil {
+		return nil
+	}
+	for _, k := range []int{1 << 30, 8, 4, 2, 1} {
+		a, b := cut(suf, k, true), cut(pre, k, false)
+		if p, ok := product(a, b, maxJunction); ok {
+			return p
+		}
+	}
+	return nil
+}
+
+// cut returns set with each string cut to its first (tail: last) k bytes,
+// without duplicates.
+func cut(set []string, k int, tail bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range set {
+		if len(s) > k {
+			if tail {
+				s = s[len(s)-k:]
+			} else {
+				s = s[:k]
+			}
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// isBlank reports the bytes of which the compact scan sees each run as one
+// symbol: a superset of the regexp package's \s.
+func isBlank(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r'
+}
+
+// blankOnly reports whether every match of re consists of blanks only.
+func blankOnly(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if !isBlank(r) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if !isBlank(r) {
+					return false
+				}
+			}
+		}
+		return true
+	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat, syntax.OpConcat, syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if !blankOnly(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// symSP and symNL are the compact scan's symbols for a run of blanks
+// without and with a line break (\n or \r).
+const (
+	symSP = " "
+	symNL = "\n"
+)
+
+func isBreak(r rune) bool { return r == '\n' || r == '\r' }
+
+// mustBreak reports whether every match of the blank-only re holds a line
+// break.
+func mustBreak(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if isBreak(r) {
+				return true
+			}
+		}
+		return false
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if !isBreak(r) {
+					return false
+				}
+			}
+		}
+		return len(re.Rune) > 0
+	case syntax.OpCapture, syntax.OpPlus:
+		return mustBreak(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min >= 1 && mustBreak(re.Sub[0])
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if mustBreak(sub) {
+				return true
+			}
+		}
+		return false
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if !mustBreak(sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// nullable reports whether re can match "" (for blank-only nodes).
+func nullable(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpStar, syntax.OpQuest:
+		return true
+	case syntax.OpRepeat:
+		return re.Min == 0 || nullable(re.Sub[0])
+	case syntax.OpCapture, syntax.OpPlus:
+		return nullable(re.Sub[0])
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !nullable(sub) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if nullable(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+func analyse(re *syntax.Regexp, raw bool) litInfo {
+	if !raw && re.Op != syntax.OpEmptyMatch && blankOnly(re) {
+		// The compact scan sees a run of blanks as one symbol: symNL if
+		// it holds a line break, else symSP. A match that must hold one
+		// is symNL; any other may be part of a run that does.
+		set := []string{symSP, symNL}
+		if mustBreak(re) {
+			set = []string{symNL}
+		}
+		if nullable(re) {
+			set = append(set, "")
+		}
+		return exactInfo(set)
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return analyseLiteral(re, raw)
+	case syntax.OpCharClass:
+		n := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
+			if n > 8 {
+				return litInfo{}
+			}
+		}
+		var set []string
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if r >= 0x80 {
+					return litInfo{}
+				}
+				s := lowerASCII(string(r))
+				if !raw && isBlank(r) {
+					// A blank may be part of a run with a line break.
+					for _, sym := range []string{symSP, symNL} {
+						if !seen[sym] && (sym == symNL || !isBreak(r)) {
+							seen[sym] = true
+							set = append(set, sym)
+						}
+					}
+					continue
+				}
+				if !seen[s] {
+					seen[s] = true
+					set = append(set, s)
+				}
+			}
+		}
+		return exactInfo(set)
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return exactInfo([]string{""})
+	case syntax.OpBeginText:
+		return exactInfo([]string{markBOT})
+	case syntax.OpEndText:
+		return exactInfo([]string{markEOT})
+	case syntax.OpCapture:
+		return analyse(re.Sub[0], raw)
+	case syntax.OpStar:
+		in := analyse(re.Sub[0], raw)
+		return litInfo{pre: in.pre, suf: in.suf, nullable: true}
+	case syntax.OpPlus:
+		in := analyse(re.Sub[0], raw)
+		return litInfo{pre: in.pre, suf: in.suf, nullable: in.nullable, conj: in.sets()}
+	case syntax.OpRepeat:
+		in := analyse(re.Sub[0], raw)
+		if re.Min >= 1 {
+			return litInfo{pre: in.pre, suf: in.suf, nullable: in.nullable, conj: in.sets()}
+		}
+		return litInfo{pre: in.pre, suf: in.suf, nullable: true}
+	case syntax.OpQuest:
+		in := analyse(re.Sub[0], raw)
+		if in.exact != nil && len(in.exact) < maxExact {
+			return exactInfo(append(in.exact[:len(in.exact):len(in.exact)], ""))
+		}
+		return litInfo{pre: in.pre, suf: in.suf, nullable: true}
+	case syntax.OpConcat:
+		acc := exactInfo([]string{""})
+		for _, sub := range re.Sub {
+			acc = concat(acc, analyse(sub, raw))
+		}
+		acc.conj = prune(acc.conj, maxNodeSets)
+		return acc
+	case syntax.OpAlternate:
+		return analyseAlternate(re.Sub, raw)
+	}
+	return litInfo{}
+}
+
+// analyseLiteral splits a literal into runs of safe runes; a literal that
+// is one run is exact.
+func analyseLiteral(re *syntax.Regexp, raw bool) litInfo {
+	fold := re.Flags&syntax.FoldCase != 0
+	if !raw {
+		// Blank runs are scan symbols: concatenate the parts.
+		acc := exactInfo([]string{""})
+		split := false
+		for i := 0; i < len(re.Rune); {
+			j := i
+			for j < len(re.Rune) && isBlank(re.Rune[i]) == isBlank(re.Rune[j]) {
+				j++
+			}
+			part := re.Rune[i:j]
+			if isBlank(part[0]) {
+				split = true
+				set := []string{symSP, symNL}
+				for _, r := range part {
+					if isBreak(r) {
+						set = []string{symNL}
+					}
+				}
+				acc = concat(acc, exactInfo(set))
+			} else {
+				acc = concat(acc, analyseRunes(part, fold))
+			}
+			i = j
+		}
+		if split {
+			return acc
+		}
+	}
+	return analyseRunes(re.Rune, fold)
+}
+
+// analyseRunes analyses a literal run (blanks as they are).
+func analyseRunes(rs []rune, fold bool) litInfo {
+	var runs [][]rune
+	cur := []rune{}
+	allSafe := true
+	first, last := true, true // the first (last) rune is safe
+	for i, r := range rs {
+		if fold && !foldSafe(r) {
+			allSafe = false
+			if i == 0 {
+				first = false
+			}
+			if i == len(rs)-1 {
+				last = false
+			}
+			if len(cur) > 0 {
+				runs = append(runs, cur)
+			}
+			cur = []rune{}
+			continue
+		}
+		cur = append(cur, r)
+	}
+	if allSafe {
+		return exactInfo([]string{litString(rs)})
+	}
+	if len(cur) > 0 {
+		runs = append(runs, cur)
+	}
+	in := litInfo{}
+	for _, r := range runs {
+		in.conj = append(in.conj, []string{litString(r)})
+	}
+	if first && len(runs) > 0 {
+		in.pre = []string{litString(runs[0])}
+	}
+	if last && len(runs) > 0 {
+		in.suf = []string{litString(runs[len(runs)-1])}
+	}
+	return in
+}
+
+// concat combines the analyses of x and the y that follows it.
+func concat(x, y litInfo) litInfo {
+	out := litInfo{nullable: x.nullable && y.nullable}
+	out.conj = append(append(out.conj, x.conj...), y.conj...)
+	if x.exact != nil && y.exact != nil {
+		if p, ok := product(x.exact, y.exact, maxExact); ok {
+			in := exactInfo(p)
+			in.conj = out.conj
+			return in
+		}
+	}
+	// Prefixes: x's, extended by y's when x is exact; y's too when x can
+	// be empty.
+	var pre []string
+	if x.exact != nil {
+		ypre := y.pre
+		if y.nullable && ypre != nil {
+			ypre = append(ypre[:len(ypre):len(ypre)], "")
+		}
+		if p, ok := product(nonEmpty(x.exact), ypre, maxExact); ok && ypre != nil {
+			pre = p
+		} else {
+			pre = nonEmpty(x.exact)
+		}
+	} else {
+		pre = x.pre
+	}
+	if x.nullable {
+		pre = union(pre, y.pre)
+	}
+	var suf []string
+	if y.exact != nil {
+		xsuf := x.suf
+		if x.nullable && xsuf != nil {
+			xsuf = append(xsuf[:len(xsuf):len(xsuf)], "")
+		}
+		if p, ok := product(xsuf, nonEmpty(y.exact), maxExact); ok && xsuf != nil {
+			suf = p
+		} else {
+			suf = nonEmpty(y.exact)
+		}
+	} else {
+		suf = y.suf
+	}
+	if y.nullable {
+		suf = union(suf, x.suf)
+	}
+	out.pre, out.suf = shrink(pre, maxExact, false), shrink(suf, maxExact, true)
+	// Where both parts are non-empty, some suffix of x meets some prefix of y.
+	if !x.nullable && !y.nullable {
+		if j := junction(x.suf, y.pre); j != nil {
+			out.conj = append(out.conj, j)
+		}
+	}
+	if !x.nullable {
+		out.conj = append(out.conj, x.sets()...)
+	}
+	if !y.nullable {
+		out.conj = append(out.conj, y.sets()...)
+	}
+	out.conj = prune(out.conj, maxNodeSets)
+	return out
+}
+
+func analyseAlternate(subs []*syntax.Regexp, raw bool) litInfo {
+	var exact []string
+	exactOK := true
+	var out litInfo
+	out.pre, out.suf = []string{}, []string{}
+	branches := make([][][]string, 0, len(subs))
+	setsOK := true
+	for _, sub := range subs {
+		in := analyse(sub, raw)
+		if in.exact != nil && exactOK && len(exact)+len(in.exact) <= maxExact {
+			exact = append(exact, in.exact...)
+		} else {
+			exactOK = false
+		}
+		out.pre, out.suf = union(out.pre, in.pre), union(out.suf, in.suf)
+		out.nullable = out.nullable || in.nullable
+		s := prune(in.sets(), maxNodeSets)
+		if len(s) == 0 || in.nullable {
+			setsOK = false
+		}
+		branches = append(branches, s)
+	}
+	if exactOK {
+		return exactInfo(exact)
+	}
+	out.pre, out.suf = shrink(out.pre, maxExact, false), shrink(out.suf, maxExact, true)
+	if !setsOK {
+		out.conj = nil
+		return out
+	}
+	// Every match matches some branch, so the union of one set per branch
+	// is required. Keep every set that every branch implies (a shared "("
+	// after different names), and the union of each branch's best set that
+	// is not shared (the names).
+	var shared [][]string
+	for _, b := range branches {
+		for _, x := range b {
+			if allImply(branches, x) {
+				shared = append(shared, x)
+			}
+		}
+	}
+	var all []string
+	seen := map[string]bool{}
+	for _, b := range branches {
+		pick := b[0]
+		for _, x := range b {
+			if !containsSet(shared, x) {
+				pick = x
+				break
+			}
+		}
+		for _, l := range pick {
+			if !seen[l] {
+				seen[l] = true
+				all = append(all, l)
+			}
+		}
+	}
+	out.conj = prune(append(shared, all), maxNodeSets)
+	return out
+}
+
+// allImply reports whether every branch has a set that implies x.
+func allImply(branches [][][]string, x []string) bool {
+	for _, o := range branches {
+		if !anyImplies(o, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsSet(sets [][]string, x []string) bool {
+	for _, s := range sets {
+		if len(s) == len(x) && implies(s, x) && implies(x, s) {
+			return true
+		}
+	}
+	return false
+}
