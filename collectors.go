@@ -2,6 +2,7 @@ package edge
 
 import (
 	"errors"
+	"time"
 
 	"edge/ratelimit"
 	"edge/routes/upstream"
@@ -111,6 +112,13 @@ var (
 		"Whether the latest reload attempt succeeded (1) or not (0); absent before the first reload.", nil, nil)
 	descLastReloadTime = prometheus.NewDesc("edge_last_reload_timestamp_seconds",
 		"Unix time of the latest reload attempt; absent before the first reload.", nil, nil)
+
+	descQUICRetries = prometheus.NewDesc("edge_quic_retries_total",
+		"QUIC connection attempts asked to validate their address with a Retry, by reason.", []string{"reason"}, nil)
+	descQUICFlood = prometheus.NewDesc("edge_quic_handshake_flood",
+		"Whether unvalidated QUIC connection attempts are over listen.http3_retry_flood_per_second (1) or not (0).", nil, nil)
+	descQUICFloods = prometheus.NewDesc("edge_quic_handshake_floods_total",
+		"Times the QUIC handshake flood state was entered.", nil, nil)
 )
 
 var collectorDescs = []*prometheus.Desc{
@@ -123,6 +131,7 @@ var collectorDescs = []*prometheus.Desc{
 	descUpstreamHealthy, descUpstreamEjected, descUpstreamWeight, descUpstreamInFlight, descUpstreamRequests,
 	descUpstreamErrors, descUpstreamEject, descUpstreamConns, descUpstreamDials,
 	descFPEntries, descLastReloadOK, descLastReloadTime,
+	descQUICRetries, descQUICFlood, descQUICFloods,
 }
 
 // registerCollectors registers the leaves' statistics on the metrics registry. Calling it again is
@@ -161,6 +170,11 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(ch, descFPEntries, float64(snap.fpDB.Len()))
 		}
 	}
+	for i := range s.retry.retries {
+		counter(ch, descQUICRetries, s.retry.retries[i].Load(), retryReasonNames[i])
+	}
+	gauge(ch, descQUICFlood, boolFloat(s.retry.inFlood(time.Now())))
+	counter(ch, descQUICFloods, s.retry.floods.Load())
 	if r := s.LastReload(); r != nil {
 		gauge(ch, descLastReloadOK, boolFloat(r.OK))
 		gauge(ch, descLastReloadTime, float64(r.Time.UnixNano())/1e9)

@@ -66,6 +66,19 @@ type ListenConfig struct {
 	HTTP3 bool `toml:"http3"`
 	// AltSvc advertises HTTP/3 with an Alt-Svc header on responses over TCP (when HTTP3 is on).
 	AltSvc bool `toml:"alt_svc"`
+	// HTTP3EarlyData accepts 0-RTT (TLS 1.3 early data) on HTTP/3: safe methods without a body are
+	// forwarded before the handshake completes, with Early-Data: 1 (RFC 8470); others wait for it.
+	HTTP3EarlyData bool `toml:"http3_0rtt"`
+	// HTTP3Retry is QUIC address validation (a Retry round trip before a connection is accepted):
+	// "auto" (for addresses the connection limiter would refuse, and for everyone during a handshake
+	// flood), "always" or "off".
+	HTTP3Retry string `toml:"http3_retry"`
+	// HTTP3RetryFloodPerSecond is the rate of new unvalidated QUIC connection attempts above which
+	// http3_retry = "auto" validates every new client's address, until the rate has stayed below it
+	// for HTTP3RetryFloodHoldMS.
+	HTTP3RetryFloodPerSecond int `toml:"http3_retry_flood_per_second"`
+	// HTTP3RetryFloodHoldMS is how long the flood state outlasts the last second over the rate.
+	HTTP3RetryFloodHoldMS int `toml:"http3_retry_flood_hold_ms"`
 }
 
 // ServerConfig holds process-wide settings.

@@ -21,6 +21,9 @@ type connFacts struct {
 	fp    fingerprint.Fingerprints
 	fpErr error
 	quic  bool
+	// handshakeDone, on a QUIC connection accepted in 0-RTT, is closed when its handshake completes
+	// (nil otherwise): until then its requests arrived in early data.
+	handshakeDone <-chan struct{}
 }
 
 type connFactsKey struct{}

@@ -23,6 +23,17 @@ const (
 	// DefaultAltSvc is listen.alt_svc: TCP responses advertise HTTP/3.
 	DefaultAltSvc = true
 
+	// DefaultHTTP3EarlyData is listen.http3_0rtt: off, since early data can be replayed.
+	DefaultHTTP3EarlyData = false
+	// DefaultHTTP3Retry is listen.http3_retry.
+	DefaultHTTP3Retry = "auto"
+	// DefaultHTTP3RetryFloodPerSecond is listen.http3_retry_flood_per_second: well above the QUIC
+	// handshakes per second one core completes (~2,000 with X25519MLKEM768), so it marks a flood,
+	// not a busy minute.
+	DefaultHTTP3RetryFloodPerSecond = 2000
+	// DefaultHTTP3RetryFloodHoldMS is listen.http3_retry_flood_hold_ms.
+	DefaultHTTP3RetryFloodHoldMS = 10_000
+
 	// DefaultDrainTimeoutMS is server.drain_timeout_ms.
 	DefaultDrainTimeoutMS = 10_000
 	// DefaultReadHeaderTimeoutMS is server.read_header_timeout_ms.
@@ -66,6 +77,11 @@ func DefaultConfig() Config {
 			HTTPMode: DefaultHTTPMode,
 			HTTP3:    DefaultHTTP3,
 			AltSvc:   DefaultAltSvc,
+
+			HTTP3EarlyData:           DefaultHTTP3EarlyData,
+			HTTP3Retry:               DefaultHTTP3Retry,
+			HTTP3RetryFloodPerSecond: DefaultHTTP3RetryFloodPerSecond,
+			HTTP3RetryFloodHoldMS:    DefaultHTTP3RetryFloodHoldMS,
 		},
 		Server: ServerConfig{
 			DrainTimeoutMS:      DefaultDrainTimeoutMS,

@@ -37,6 +37,8 @@ type exchange struct {
 	reason    string // typed reason of a deny or error, "" when served
 	bytesIn   int64
 	trustPeer bool
+	early     bool // forwarded in 0-RTT, before the handshake completed (Early-Data: 1)
+	tooEarly  bool // the backend answered 425 to the early request: send it again after the handshake
 
 	conn       *connFacts // nil on cleartext
 	fpMatch    fingerprint.Match

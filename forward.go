@@ -70,6 +70,17 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	ex.upStart = time.Now()
 	b.proxy.ServeHTTP(w, r)
+	if ex.tooEarly {
+		// The backend answered 425 to the request forwarded in 0-RTT. Once the handshake has
+		// completed the request cannot be a replay: it is sent again, without Early-Data (it has no
+		// body, so nothing was consumed).
+		ex.tooEarly, ex.early = false, false
+		if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil || ex.bytesIn > 0 {
+			b.srv.deny(w, r, ex, denyTooEarly, "backend answered 425 and the handshake did not complete")
+		} else {
+			b.proxy.ServeHTTP(w, r)
+		}
+	}
 	ex.upTime = time.Since(ex.upStart)
 }
 
@@ -107,6 +118,9 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 	h.Set("Forwarded", fwd)
 	h.Set(hdrRequestID, ex.id)
 	h.Set(hdrProtocol, ex.proto)
+	if ex.early {
+		h.Set("Early-Data", "1")
+	}
 	if ex.snap.cfg.Server.Via {
 		h.Add("Via", viaValue(pr.In.ProtoMajor, pr.In.ProtoMinor))
 	}
@@ -140,6 +154,9 @@ func quoteForwarded(v string) string {
 func (b *backend) modifyResponse(resp *http.Response) error {
 	ex := exchangeFrom(resp.Request.Context())
 	ex.upStatus = resp.StatusCode
+	if resp.StatusCode == http.StatusTooEarly && ex.early {
+		return errTooEarly
+	}
 	// ReverseProxy clears the response header map after relaying a 1xx (100 Continue), so the
 	// headers edge adds to every response are set again on the final one.
 	resp.Header.Set(hdrRequestID, ex.id)
@@ -188,6 +205,10 @@ func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &tooBig):
 		b.srv.deny(w, r, ex, denyBodyTooLarge, "")
+	case errors.Is(err, errTooEarly):
+		// The backend will not serve this in early data; serve sends it again after the handshake.
+		// Nothing is written to the client here (r is the outbound request, not the client's).
+		ex.tooEarly = true
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client stopped sending (closed, or ended its side mid-body). If it still reads, it gets
 		// a well-formed error, never the implicit empty 200 net/http would send for a silent handler.

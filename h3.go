@@ -21,7 +21,7 @@ import (
 type h3Front struct {
 	udp *net.UDPConn
 	tr  *quic.Transport
-	ln  *quic.Listener
+	ln  http3.QUICListener
 	srv *http3.Server
 }
 
@@ -43,17 +43,20 @@ func (s *Server) startH3(tcpAddr *net.TCPAddr, tlsCfg *stdtls.Config) (*h3Front,
 			}
 			return ctx, nil
 		},
-		VerifySourceAddress: func(addr net.Addr) bool {
-			rl := s.snap.Load().rl
-			return rl != nil && rl.Conns.QUICVerifySourceAddress(addr)
-		},
+		VerifySourceAddress: s.verifySourceAddress,
 	}}
+	early := s.cfg.Listen.HTTP3EarlyData
 	qconf := &quic.Config{
 		HandshakeIdleTimeout: time.Duration(s.cfg.Server.ReadHeaderTimeoutMS) * time.Millisecond,
 		MaxIdleTimeout:       time.Duration(s.cfg.Server.IdleTimeoutMS) * time.Millisecond,
-		Allow0RTT:            false,
+		Allow0RTT:            early,
 	}
-	ln, err := f.tr.Listen(http3.ConfigureTLSConfig(tlsCfg), qconf)
+	var ln http3.QUICListener
+	if early {
+		ln, err = f.tr.ListenEarly(http3.ConfigureTLSConfig(tlsCfg), qconf)
+	} else {
+		ln, err = f.tr.Listen(http3.ConfigureTLSConfig(tlsCfg), qconf)
+	}
 	if err != nil {
 		udp.Close()
 		return nil, fmt.Errorf("listen.https (http/3): %w", err)
@@ -80,8 +83,23 @@ func (s *Server) startH3(tcpAddr *net.TCPAddr, tlsCfg *stdtls.Config) (*h3Front,
 // attaches the connection's facts (TLS and the fingerprint seen in its ClientHello).
 func (s *Server) quicConnContext(ctx context.Context, c *quic.Conn) context.Context {
 	cs := c.ConnectionState().TLS
-	s.term.OnHandshake(&cs)
 	f := &connFacts{tls: tls.Facts(&cs), quic: true}
+	select {
+	case <-c.HandshakeComplete():
+		s.term.OnHandshake(&cs)
+	default:
+		// Accepted in 0-RTT: requests may arrive before the client's Finished. The handshake is
+		// counted when it completes.
+		f.handshakeDone = c.HandshakeComplete()
+		go func() {
+			select {
+			case <-c.HandshakeComplete():
+				final := c.ConnectionState().TLS
+				s.term.OnHandshake(&final)
+			case <-c.Context().Done():
+			}
+		}()
+	}
 	if fp, ok := s.quicHellos.take(c.RemoteAddr()); ok {
 		f.fp = fp
 	} else {

@@ -209,6 +209,11 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 			r.Body = prefixedBody{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
 		case err == io.EOF:
 			r.Body = prefixedBody{Reader: bytes.NewReader(body), Closer: r.Body}
+			if n == 0 && r.ContentLength < 0 {
+				// A stream that turned out empty (an HTTP/2 or HTTP/3 GET) is a request without a
+				// body: it is forwarded as one, and may go on in 0-RTT.
+				r.ContentLength = 0
+			}
 		case errors.As(err, &tooBig):
 			s.deny(w, r, ex, denyBodyTooLarge, "")
 			return false

@@ -75,6 +75,18 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	ex.peer = remoteAddr(r.RemoteAddr)
 	ex.trustPeer = snap.trusted(ex.peer)
 	ex.client = snap.clientIP(ex.peer, r)
+	if !ex.trustPeer {
+		r.Header.Del("Early-Data")
+	}
+	if done := ex.earlyHandshake(); done != nil {
+		switch {
+		case earlyForwardable(r):
+			ex.early = true
+		case awaitHandshake(r.Context(), done) != nil:
+			s.deny(w, r, ex, denyTooEarly, "handshake did not complete")
+			return
+		}
+	}
 	if r.Method == http.MethodConnect && !isExtendedConnect(r) {
 		// edge is a reverse proxy, never a forward one: a plain CONNECT names no resource here.
 		s.deny(w, r, ex, denyNotImplemented, "plain CONNECT")
@@ -159,6 +171,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, r
 	if isExtendedConnect(r) {
 		b.serveTunnel(w, r, ex, rt.Timeout)
 		return
+	}
+	if ex.early && r.ContentLength != 0 {
+		// The early request has a body after all (or one of unknown length): it waits for the
+		// handshake like any other request that is not safe to replay.
+		if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil {
+			s.deny(w, r, ex, denyTooEarly, "handshake did not complete")
+			return
+		}
+		ex.early = false
 	}
 	ctx := withExchange(r.Context(), ex)
 	if b.cfg.LB == upstream.LBHashIP {

@@ -124,6 +124,7 @@ func notLive(old, cur *Config) []string {
 	cmp("listen.http_mode", old.Listen.HTTPMode, cur.Listen.HTTPMode)
 	cmp("listen.http3", old.Listen.HTTP3, cur.Listen.HTTP3)
 	cmp("listen.alt_svc", old.Listen.AltSvc, cur.Listen.AltSvc)
+	cmp("listen.http3_0rtt", old.Listen.HTTP3EarlyData, cur.Listen.HTTP3EarlyData)
 	cmp("server.state_dir", old.Server.StateDir, cur.Server.StateDir)
 	cmp("server.read_header_timeout_ms", old.Server.ReadHeaderTimeoutMS, cur.Server.ReadHeaderTimeoutMS)
 	cmp("server.idle_timeout_ms", old.Server.IdleTimeoutMS, cur.Server.IdleTimeoutMS)

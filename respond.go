@@ -20,6 +20,7 @@ const (
 	denyRateLimited
 	denyBanned
 	denyNotImplemented
+	denyTooEarly
 )
 
 var denyInfo = [...]struct {
@@ -36,6 +37,7 @@ var denyInfo = [...]struct {
 	denyRateLimited:    {http.StatusTooManyRequests, "rate_limited"},
 	denyBanned:         {http.StatusForbidden, "banned"},
 	denyNotImplemented: {http.StatusNotImplemented, "not_implemented"},
+	denyTooEarly:       {http.StatusTooEarly, "too_early"},
 }
 
 // deny is the one place that maps an edge-made decision to a response: the status, a small JSON body

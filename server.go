@@ -41,6 +41,7 @@ type Server struct {
 	tlsCfg *stdtls.Config
 
 	quicHellos quicHellos
+	retry      retryGate // QUIC address validation (listen.http3_retry)
 
 	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
 	reload reloader

@@ -80,6 +80,20 @@ func (c *Config) validateListen(s *problemSink) {
 	if c.Listen.HTTPMode == "redirect" && c.Listen.HTTP != "" && c.Listen.HTTPS == "" {
 		s.errorf("listen.http_mode", "redirect needs listen.https")
 	}
+	switch c.Listen.HTTP3Retry {
+	case "auto", "always", "off":
+	default:
+		s.errorf("listen.http3_retry", fmt.Sprintf("unknown mode %q: want \"auto\", \"always\" or \"off\"", c.Listen.HTTP3Retry))
+	}
+	if c.Listen.HTTP3RetryFloodPerSecond < 1 {
+		s.errorf("listen.http3_retry_flood_per_second", "must be at least 1")
+	}
+	if c.Listen.HTTP3RetryFloodHoldMS < 0 {
+		s.errorf("listen.http3_retry_flood_hold_ms", "must not be negative")
+	}
+	if c.Listen.HTTP3EarlyData && !c.Listen.HTTP3 {
+		s.warnf("listen.http3_0rtt", "has no effect without listen.http3")
+	}
 }
 
 // canonicalListen makes "localhost:80", "127.0.0.1:80" and ":80" collide as they would at bind time.

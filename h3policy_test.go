@@ -1,0 +1,275 @@
+package edge
+
+import (
+	stdtls "crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+func TestRetryGate(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	l := ListenConfig{HTTP3Retry: "auto", HTTP3RetryFloodPerSecond: 3, HTTP3RetryFloodHoldMS: 5000}
+	never := func() bool { return false }
+	var g retryGate
+	for i := range 3 {
+		if g.verify(&l, t0.Add(time.Duration(i)*time.Millisecond), never) {
+			t.Fatalf("attempt %d of 3 in a second: got Retry, want none", i+1)
+		}
+	}
+	if !g.verify(&l, t0.Add(10*time.Millisecond), never) {
+		t.Fatal("4th attempt in a second (over 3/s): got no Retry, want one")
+	}
+	// The flood state holds for hold_ms after the last second over the rate, even when quiet.
+	if !g.verify(&l, t0.Add(4*time.Second), never) {
+		t.Error("4 s later (hold 5 s): got no Retry, want the flood state held")
+	}
+	if g.verify(&l, t0.Add(6*time.Second), never) {
+		t.Error("6 s later: got Retry, want the flood state over")
+	}
+	if got := g.floods.Load(); got != 1 {
+		t.Errorf("floods = %d, want 1", got)
+	}
+	// Outside a flood, only addresses the connection limiter would refuse are asked.
+	if !g.verify(&l, t0.Add(7*time.Second), func() bool { return true }) {
+		t.Error("over-rate address: got no Retry, want one")
+	}
+	for _, tc := range []struct {
+		mode     string
+		overRate bool
+		want     bool
+	}{
+		{"always", false, true},
+		{"off", true, false},
+		{"auto", false, false},
+		{"auto", true, true},
+	} {
+		var g retryGate
+		l := ListenConfig{HTTP3Retry: tc.mode, HTTP3RetryFloodPerSecond: 100}
+		if got := g.verify(&l, t0, func() bool { return tc.overRate }); got != tc.want {
+			t.Errorf("mode %s, over rate %v: got Retry %v, want %v", tc.mode, tc.overRate, got, tc.want)
+		}
+	}
+}
+
+// TestHTTP3RetryEndToEnd: with Retry asked (always, or by the flood detector), real quic-go clients
+// validate their address and their requests succeed; the reasons are counted.
+func TestHTTP3RetryEndToEnd(t *testing.T) {
+	for _, tc := range []struct{ cfg, reason string }{
+		{"http3_retry = \"always\"\n", "always"},
+		{"http3_retry = \"auto\"\nhttp3_retry_flood_per_second = 2\n", "flood"},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			e := startEdgeListen(t, testListen+tc.cfg, "[ratelimit.connections]\nenabled = false\n"+echoRoute)
+			for i := range 4 {
+				c := h3Client() // a new transport: a new QUIC connection without a token
+				if code, _, err := get(c, e.url("https", fmt.Sprintf("/r%d", i))); err != nil || code != 200 {
+					t.Fatalf("request %d: %d %v", i, code, err)
+				}
+				c.Transport.(*http3.Transport).Close()
+			}
+			m := scrape(t, e)
+			if v, _ := metricValue(m, "edge_quic_retries_total", `reason="`+tc.reason+`"`); v < 1 {
+				t.Errorf("edge_quic_retries_total{reason=%q} = %v, want ≥ 1", tc.reason, v)
+			}
+			if tc.reason == "flood" {
+				if v, _ := metricValue(m, "edge_quic_handshake_flood"); v != 1 {
+					t.Errorf("edge_quic_handshake_flood = %v, want 1", v)
+				}
+			}
+		})
+	}
+}
+
+// earlyOrigin records the Early-Data header of each request and answers 425 to early ones when
+// tooEarly is set.
+type earlyOrigin struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newEarlyOrigin(t *testing.T, tooEarly bool) *earlyOrigin {
+	o := &earlyOrigin{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.seen = append(o.seen, r.Method+" "+r.Header.Get("Early-Data"))
+		o.mu.Unlock()
+		if tooEarly && r.Header.Get("Early-Data") == "1" {
+			w.WriteHeader(http.StatusTooEarly)
+			return
+		}
+		io.WriteString(w, "served")
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *earlyOrigin) requests() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.seen...)
+}
+
+// earlyClient returns an HTTP/3 client that keeps session tickets and offers 0-RTT.
+func earlyClient() (*http.Client, *http3.Transport) {
+	tr := &http3.Transport{
+		TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true, ClientSessionCache: stdtls.NewLRUClientSessionCache(8)},
+		QUICConfig:      &quic.Config{Allow0RTT: true},
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: tr}, tr
+}
+
+// handshakeDelayRelay relays UDP between one QUIC client and edge, holding back each client datagram
+// that starts with a Handshake packet (the client's Finished) by delay. A resumed client's 0-RTT
+// request then reliably reaches edge while the handshake is still incomplete, as it would over a
+// real network round trip, instead of racing a loopback handshake that completes in microseconds.
+func handshakeDelayRelay(t *testing.T, edgeAddr net.Addr, delay time.Duration) string {
+	t.Helper()
+	front, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := net.DialUDP("udp", nil, edgeAddr.(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { front.Close(); back.Close() })
+	var client atomic.Pointer[net.UDPAddr]
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, addr, err := front.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			client.Store(addr)
+			pkt := append([]byte(nil), buf[:n]...)
+			// Long header (0x80) of type Handshake (0x20 in bits 0x30).
+			if pkt[0]&0x80 != 0 && pkt[0]&0x30 == 0x20 {
+				time.AfterFunc(delay, func() { back.Write(pkt) })
+				continue
+			}
+			back.Write(pkt)
+		}
+	}()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, err := back.Read(buf)
+			if err != nil {
+				return
+			}
+			if a := client.Load(); a != nil {
+				front.WriteToUDP(buf[:n], a)
+			}
+		}
+	}()
+	return front.LocalAddr().String()
+}
+
+// zeroRTTGet makes a first request (full handshake, session ticket), closes the connection, then
+// sends GET in 0-RTT on a resumed connection, through a relay that delays the client's Finished.
+func zeroRTTGet(t *testing.T, e *testEdge, path string) (*http.Response, string) {
+	t.Helper()
+	udp := &net.UDPAddr{}
+	if a, ok := e.Addr("https").(*net.TCPAddr); ok {
+		udp = &net.UDPAddr{IP: a.IP, Port: a.Port}
+	}
+	base := "https://" + handshakeDelayRelay(t, udp, 300*time.Millisecond)
+	c, tr := earlyClient()
+	defer tr.Close()
+	if code, _, err := get(c, base+"/warmup"); err != nil || code != 200 {
+		t.Fatalf("warm-up: %d %v", code, err)
+	}
+	// Let the session ticket (sent after the handshake) arrive before the connection goes.
+	time.Sleep(100 * time.Millisecond)
+	tr.CloseIdleConnections()
+	req, _ := http.NewRequest(http3.MethodGet0RTT, base+path, nil)
+	req.Header.Set("Early-Data", "1") // a client's own claim is never passed on
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// Let the held-back Finished arrive before the client closes: its CONNECTION_CLOSE would
+	// otherwise travel in a Handshake packet the relay holds until after the test ends.
+	time.Sleep(400 * time.Millisecond)
+	return resp, string(body)
+}
+
+// TestHTTP3EarlyData: with listen.http3_0rtt a resumed client's GET sent in 0-RTT reaches the
+// backend with Early-Data: 1; without it (the default) 0-RTT is refused and the GET is served after
+// the handshake, without the header. A backend's 425 makes edge retry after the handshake.
+func TestHTTP3EarlyData(t *testing.T) {
+	route := func(o *earlyOrigin) string {
+		return fmt.Sprintf("[ratelimit.connections]\nenabled = false\n[backends.o]\nservers = [{ address = %q }]\n[[routes]]\nname = \"o\"\nbackend = \"o\"\n", o.Listener.Addr().String())
+	}
+	t.Run("enabled", func(t *testing.T) {
+		o := newEarlyOrigin(t, false)
+		e := startEdgeListen(t, testListen+"http3_0rtt = true\n", route(o))
+		resp, body := zeroRTTGet(t, e, "/early")
+		if resp.StatusCode != 200 || body != "served" {
+			t.Fatalf("got %d %q", resp.StatusCode, body)
+		}
+		if got := o.requests(); len(got) != 2 || got[0] != "GET " || got[1] != "GET 1" {
+			t.Errorf("origin saw %q, want [\"GET \" \"GET 1\"] (warm-up after the handshake, then early)", got)
+		}
+	})
+	t.Run("default off", func(t *testing.T) {
+		o := newEarlyOrigin(t, false)
+		e := startEdge(t, route(o))
+		resp, body := zeroRTTGet(t, e, "/early")
+		if resp.StatusCode != 200 || body != "served" {
+			t.Fatalf("got %d %q", resp.StatusCode, body)
+		}
+		if got := o.requests(); len(got) != 2 || got[1] != "GET " {
+			t.Errorf("origin saw %q, want the second GET without Early-Data", got)
+		}
+	})
+	t.Run("425 retried after the handshake", func(t *testing.T) {
+		o := newEarlyOrigin(t, true)
+		e := startEdgeListen(t, testListen+"http3_0rtt = true\n", route(o))
+		resp, body := zeroRTTGet(t, e, "/early")
+		if resp.StatusCode != 200 || body != "served" {
+			t.Fatalf("got %d %q, want 200 served (the 425 is edge's to handle); origin saw %q", resp.StatusCode, body, o.requests())
+		}
+		if got := o.requests(); strings.Join(got, ",") != "GET ,GET 1,GET " {
+			t.Errorf("origin saw %q, want warm-up, early attempt, retry without Early-Data", got)
+		}
+	})
+}
+
+func TestEarlyForwardable(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		cl     int64
+		body   io.ReadCloser
+		want   bool
+	}{
+		{"GET", 0, http.NoBody, true},
+		{"HEAD", 0, nil, true},
+		{"OPTIONS", 0, http.NoBody, true},
+		{"GET", -1, io.NopCloser(strings.NewReader("x")), true}, // decided again once the body is known
+		{"GET", 5, io.NopCloser(strings.NewReader("hello")), false},
+		{"POST", 0, http.NoBody, false},
+		{"PUT", 0, http.NoBody, false},
+		{"DELETE", 0, http.NoBody, false},
+	} {
+		r := &http.Request{Method: tc.method, ContentLength: tc.cl, Body: tc.body}
+		if got := earlyForwardable(r); got != tc.want {
+			t.Errorf("%s with length %d: got %v, want %v", tc.method, tc.cl, got, tc.want)
+		}
+	}
+}
