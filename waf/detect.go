@@ -16,6 +16,7 @@ var detectors map[string]detectorFunc
 func init() {
 	detectors = map[string]detectorFunc{
 		"sqli":               detectSQLi,
+		"sql_open_call":      detectSQLOpenCall,
 		"xss":                detectXSS,
 		"missing_host":       detectMissingHost,
 		"duplicate_host":     detectDuplicateHost,
