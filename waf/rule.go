@@ -42,6 +42,8 @@ type Rule struct {
 	chain   int   // final transform chain
 	chains  []int // chains tried in order (multi_match: every prefix)
 	re      *regexp.Regexp
+	start   byteSet // bytes every match of re starts with (when skip)
+	skip    bool    // the search may start at the first byte in start
 	lits    [][]byte
 	equals  map[string]struct{}
 	det     detectorFunc
@@ -198,6 +200,7 @@ func (r *Rule) compile() error {
 			return errors.New("regex: " + err.Error())
 		}
 		r.re = re
+		r.start, r.skip = matchStart(r.Regex)
 	}
 	if len(r.Literals) > 0 {
 		n++
@@ -295,11 +298,18 @@ func (r *Rule) matchValue(st *evalState, data []byte) (int, int, bool) {
 func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
 	switch {
 	case r.re != nil:
-		loc := r.re.FindIndex(data)
+		off := 0
+		if r.skip && (st == nil || !st.rs.noFilter) {
+			// No match starts before the first byte that can start one.
+			if off = r.start.index(data); off < 0 {
+				return 0, 0, false
+			}
+		}
+		loc := r.re.FindIndex(data[off:])
 		if loc == nil {
 			return 0, 0, false
 		}
-		return loc[0], loc[1], true
+		return off + loc[0], off + loc[1], true
 	case r.lits != nil:
 		for _, l := range r.lits {
 			if i := indexFold(data, l); i >= 0 {

@@ -1,0 +1,116 @@
+package waf
+
+import (
+	"regexp/syntax"
+	"unicode"
+	"unicode/utf8"
+)
+
+// byteSet is a set of bytes.
+type byteSet [4]uint64
+
+func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
+
+func (s *byteSet) union(o *byteSet) {
+	for i := range s {
+		s[i] |= o[i]
+	}
+}
+
+// addRange adds the first bytes of the runes lo–hi.
+func (s *byteSet) addRange(lo, hi rune) {
+	for r := lo; r <= hi && r < utf8.RuneSelf; r++ {
+		s[r>>6] |= 1 << (r & 63)
+	}
+	if hi >= utf8.RuneSelf {
+		// Any multi-byte rune, and U+FFFD on an invalid byte: every byte
+		// ≥ 0x80 may start it.
+		s[2], s[3] = ^uint64(0), ^uint64(0)
+	}
+}
+
+// index returns the index of the first byte of b in s, or -1.
+func (s *byteSet) index(b []byte) int {
+	for i, c := range b {
+		if s.has(c) {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstBytes computes the bytes a match of re can start with. ok is false
+// when a match may begin with an empty-width assertion (^, $, \b, \B),
+// which looks before the match and so depends on where the text starts.
+func firstBytes(re *syntax.Regexp) (set byteSet, nullable, ok bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return set, true, true
+		}
+		r := re.Rune[0]
+		set.addRange(r, r)
+		if re.Flags&syntax.FoldCase != 0 {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				set.addRange(f, f)
+			}
+		}
+		return set, false, true
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			set.addRange(re.Rune[i], re.Rune[i+1])
+		}
+		return set, false, true
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		set.addRange(0, unicode.MaxRune)
+		return set, false, true
+	case syntax.OpEmptyMatch:
+		return set, true, true
+	case syntax.OpCapture:
+		return firstBytes(re.Sub[0])
+	case syntax.OpStar, syntax.OpQuest:
+		set, _, ok = firstBytes(re.Sub[0])
+		return set, true, ok
+	case syntax.OpPlus:
+		return firstBytes(re.Sub[0])
+	case syntax.OpRepeat:
+		set, nullable, ok = firstBytes(re.Sub[0])
+		return set, nullable || re.Min == 0, ok
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			s, n, o := firstBytes(sub)
+			if !o {
+				return set, false, false
+			}
+			set.union(&s)
+			if !n {
+				return set, false, true
+			}
+		}
+		return set, true, true
+	case syntax.OpAlternate:
+		nullable = false
+		for _, sub := range re.Sub {
+			s, n, o := firstBytes(sub)
+			if !o {
+				return set, false, false
+			}
+			set.union(&s)
+			nullable = nullable || n
+		}
+		return set, nullable, true
+	}
+	return set, false, false // assertions and anything unknown
+}
+
+// matchStart returns the set of bytes every match of expr starts with, or
+// false when the search cannot skip to the first such byte (the expression
+// can match "" or begin with an assertion).
+func matchStart(expr string) (byteSet, bool) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return byteSet{}, false
+	}
+	set, nullable, ok := firstBytes(re.Simplify())
+	return set, ok && !nullable
+}

@@ -1,0 +1,86 @@
+package waf
+
+import (
+	"regexp"
+	"testing"
+)
+
+func TestMatchStart(t *testing.T) {
+	tests := []struct {
+		re   string
+		skip bool
+		in   string // bytes that must be in the set
+		out  string // bytes that must not
+	}{
+		{`abc`, true, "a", "bA"},
+		{`(?i)abc`, true, "aA", "b"},
+		{`(?i)k`, true, "kK\xe2", "a"},
+		{`[;|&]\s*id`, true, ";|&", " i"},
+		{`x?y`, true, "xy", "z"},
+		{`x*`, false, "", ""},
+		{`\bfoo`, false, "", ""},
+		{`^foo`, false, "", ""},
+		{`a|\bb`, false, "", ""},
+		{`a\bb`, true, "a", "b"},
+		{`[^a]b`, true, "b\x80\xff", "a"},
+		{`\x{FFFD}x`, true, "\x80\xef", "x"},
+	}
+	for _, tc := range tests {
+		set, skip := matchStart(tc.re)
+		if skip != tc.skip {
+			t.Errorf("matchStart(%q): got skip %v, want %v", tc.re, skip, tc.skip)
+			continue
+		}
+		for i := 0; i < len(tc.in); i++ {
+			if !set.has(tc.in[i]) {
+				t.Errorf("matchStart(%q): %q not in the set, want in", tc.re, tc.in[i])
+			}
+		}
+		for i := 0; i < len(tc.out); i++ {
+			if set.has(tc.out[i]) {
+				t.Errorf("matchStart(%q): %q in the set, want out", tc.re, tc.out[i])
+			}
+		}
+	}
+}
+
+// searchFrom is the skipping search of matchRaw.
+func searchFrom(re *regexp.Regexp, set byteSet, skip bool, b []byte) []int {
+	off := 0
+	if skip {
+		if off = set.index(b); off < 0 {
+			return nil
+		}
+	}
+	loc := re.FindIndex(b[off:])
+	if loc == nil {
+		return nil
+	}
+	return []int{off + loc[0], off + loc[1]}
+}
+
+// FuzzMatchStart: for every rule regex, starting the search at the first
+// byte that can start a match finds exactly the match of the full search.
+func FuzzMatchStart(f *testing.F) {
+	rs := loadRules(f)
+	var res []*regexp.Regexp
+	var sets []byteSet
+	var skips []bool
+	for _, r := range rs.Rules() {
+		if r.re == nil {
+			continue
+		}
+		res, sets, skips = append(res, r.re), append(sets, r.start), append(skips, r.skip)
+		for _, ex := range r.Match {
+			f.Add("x;\xff ("+ex, uint16(len(res)-1))
+		}
+	}
+	f.Fuzz(func(t *testing.T, in string, i uint16) {
+		k := int(i) % len(res)
+		got := searchFrom(res[k], sets[k], skips[k], []byte(in))
+		want := res[k].FindIndex([]byte(in))
+		if len(got) != len(want) || (got != nil && (got[0] != want[0] || got[1] != want[1])) {
+			t.Fatalf("%s on %q: got %v, full search %v", res[k], in, got, want)
+		}
+	})
+}
