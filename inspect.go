@@ -171,11 +171,27 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 	if p.Mode == waf.ModeOff {
 		return true
 	}
+	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch}
+	if c := ex.conn; c != nil {
+		conn.JA4, conn.JA3Hash, conn.TLSGroup = c.fp.JA4, c.fp.JA3Hash, c.tls.Group
+	}
+	if ex.fpMatched {
+		conn.FingerprintClass = ex.fpMatch.Class.String()
+	}
+	hasBody := r.Body != nil && r.Body != http.NoBody && !isExtendedConnect(r)
+	if hasBody && p.BodyLimitBytes > 0 && r.Header.Get("Expect") != "" && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		// The client waits for 100 Continue before sending its body, and reading the body is what
+		// sends the 100: a request its headers alone condemn is refused first, so the client never
+		// uploads it.
+		if v := e.evaluate(r, ex.path, nil, false, conn, p); v.Action == waf.ActionBlock {
+			return s.applyVerdict(w, r, ex, v)
+		}
+	}
 	var body []byte
 	truncated := false
 	// An extended CONNECT's stream is a tunnel (WebSocket frames after the handshake), not a request
 	// body: like the bytes after an HTTP/1.1 Upgrade, it is not read ahead.
-	if p.BodyLimitBytes > 0 && r.Body != nil && r.Body != http.NoBody && !isExtendedConnect(r) {
+	if p.BodyLimitBytes > 0 && hasBody {
 		limit := p.BodyLimitBytes
 		if r.ContentLength >= 0 && r.ContentLength < limit {
 			limit = r.ContentLength
@@ -223,14 +239,13 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 			return false
 		}
 	}
-	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch}
-	if c := ex.conn; c != nil {
-		conn.JA4, conn.JA3Hash, conn.TLSGroup = c.fp.JA4, c.fp.JA3Hash, c.tls.Group
-	}
-	if ex.fpMatched {
-		conn.FingerprintClass = ex.fpMatch.Class.String()
-	}
-	v := e.evaluate(r, ex.path, body, truncated, conn, p)
+	return s.applyVerdict(w, r, ex, e.evaluate(r, ex.path, body, truncated, conn, p))
+}
+
+// applyVerdict records a WAF verdict and acts on it: a block answers 403 (JSON or HTML by Accept)
+// and strikes the client; detect passes Edge-WAF to the backend. It reports whether the request may
+// go on.
+func (s *Server) applyVerdict(w http.ResponseWriter, r *http.Request, ex *exchange, v waf.Verdict) bool {
 	ex.waf = v
 	s.status.observeVerdict(&v)
 	for _, m := range v.Matches {

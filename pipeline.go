@@ -38,8 +38,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 		rec.Header().Set("Alt-Svc", s.altSvc)
 	}
 	stripEdgeHeaders(r.Header)
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = countingBody{rc: r.Body, n: &ex.bytesIn}
+	if body := r.Body; body != nil && body != http.NoBody {
+		r.Body = countingBody{rc: body, n: &ex.bytesIn}
+		// The HTTP/1.1 server holds this same *Request and decides by the concrete type of its Body
+		// what to do with an unread body once the handler is done: for its own 100-continue reader it
+		// closes the connection after the reply; for anything else it reads the body to discard it,
+		// which would make a client waiting for 100 Continue wait on a refusal that never comes.
+		defer func() { r.Body = body }()
 	}
 	s.pipeline(rec, r, ex)
 	status := rec.status
