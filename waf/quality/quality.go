@@ -64,6 +64,20 @@ func Eval(rs *waf.RuleSet, p *waf.Policy) func(*http.Request, []byte) waf.Verdic
 	}
 }
 
+// Load compiles the rule files in dir and a blocking policy at the given
+// paranoia level and returns their evaluation function, for Run.
+func Load(dir string, paranoia int) (func(*http.Request, []byte) waf.Verdict, error) {
+	rs, err := waf.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := waf.CompilePolicy(waf.PolicyConfig{Mode: "block", Paranoia: paranoia})
+	if err != nil {
+		return nil, err
+	}
+	return Eval(rs, p), nil
+}
+
 // Files are the corpus files measured, in table order.
 var Files = []string{"crs", "benign", "attacks"}
 

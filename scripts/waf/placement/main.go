@@ -120,17 +120,11 @@ func main() {
 	rules := flag.String("rules", "rules/waf", "rule directory")
 	misses := flag.String("misses", "", "print the payloads of category:place that were not blocked (benign: blocked)")
 	flag.Parse()
-	rs, err := waf.Load(*rules)
+	eval, err := quality.Load(*rules, 1)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	p, err := waf.CompilePolicy(waf.PolicyConfig{Mode: "block", Paranoia: 1})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	eval := quality.Eval(rs, p)
 	type key struct{ file, cat string }
 	n := map[key]int{}
 	blocked := map[key]map[string]int{}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 
-	"edge/waf"
 	"edge/waf/quality"
 )
 
@@ -19,17 +18,12 @@ func main() {
 	paranoia := flag.Int("paranoia", 1, "paranoia level")
 	misses := flag.String("misses", "", "write misses of this file (crs, benign, attacks) to stderr")
 	flag.Parse()
-	rs, err := waf.Load(*rules)
+	eval, err := quality.Load(*rules, *paranoia)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	p, err := waf.CompilePolicy(waf.PolicyConfig{Mode: "block", Paranoia: *paranoia})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	rows, err := quality.Run(*corpora, quality.Eval(rs, p), func(m quality.Miss) {
+	rows, err := quality.Run(*corpora, eval, func(m quality.Miss) {
 		if *misses != m.File {
 			return
 		}
