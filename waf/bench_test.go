@@ -68,8 +68,8 @@ func BenchmarkEvaluateAttack(b *testing.B) {
 	}
 }
 
-// TestBenignAllocs is the allocation budget of the benign GET (≤ 10).
-func TestBenignAllocs(t *testing.T) {
+// TestWAFAllocBudget is the allocation budget of the benign GET (≤ 10).
+func TestWAFAllocBudget(t *testing.T) {
 	rs := loadRules(t)
 	p := testPolicy(t, PolicyConfig{Mode: "block"})
 	req := benignGET()

@@ -17,8 +17,9 @@ type acMatcher struct {
 	classes  [256]uint8
 	nclass   int
 	next     []int32 // state*nclass + class
-	out      [][]int // rules admitted at a state (fail-closure merged)
-	hasOut   []bool
+	out      [][]int // keys of the patterns ending at a state
+	dict     []int32 // nearest proper suffix state with outputs, or -1
+	hasOut   []bool  // the state or a suffix of it has outputs
 	patterns int
 }
 
@@ -73,6 +74,8 @@ func buildAC(ps []acPattern) *acMatcher {
 	m.next = make([]int32, n*cls)
 	fail := make([]int, n)
 	m.out = make([][]int, n)
+	m.dict = make([]int32, n)
+	m.dict[0] = -1
 	m.hasOut = make([]bool, n)
 	// BFS.
 	queue := []int{}
@@ -86,10 +89,14 @@ func buildAC(ps []acPattern) *acMatcher {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		out := append([]int(nil), nodes[s].out...)
-		out = append(out, m.out[fail[s]]...)
-		m.out[s] = dedupe(out)
-		m.hasOut[s] = len(m.out[s]) > 0
+		// Own outputs, and the nearest proper suffix state with some.
+		m.out[s] = dedupe(append([]int(nil), nodes[s].out...))
+		if f := int32(fail[s]); len(m.out[f]) > 0 {
+			m.dict[s] = f
+		} else {
+			m.dict[s] = m.dict[f]
+		}
+		m.hasOut[s] = len(m.out[s]) > 0 || m.dict[s] >= 0
 		for c := 0; c < cls; c++ {
 			if nx, ok := nodes[s].child[uint8(c)]; ok {
 				m.next[s*cls+c] = int32(nx)
@@ -121,8 +128,7 @@ func dedupe(xs []int) []int {
 // each run of blanks seen as one symbol, symNL or symSP, when compact),
 // bracketed by markBOT and markEOT. seen
 // (one entry per state, owned by the caller) and stamp, new for each scan,
-// make each state's outputs be emitted once per scan: they are closed under
-// failure links, so a repeat adds nothing.
+// make each state's outputs be emitted once per scan.
 func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
 	nc := int32(m.nclass)
 	s := m.next[int32(m.classes[markBOT[0]])]
@@ -143,7 +149,7 @@ func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32
 			run = 0
 		}
 		s = m.next[s*nc+int32(m.classes[b])]
-		if m.hasOut[s] && seen[s] != stamp {
+		if m.hasOut[s] {
 			m.emit(s, bits, seen, stamp)
 		}
 	}
@@ -156,12 +162,13 @@ func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32
 }
 
 func (m *acMatcher) emit(s int32, bits []uint64, seen []uint32, stamp uint32) {
-	if !m.hasOut[s] || seen[s] == stamp {
-		return
-	}
-	seen[s] = stamp
-	for _, k := range m.out[s] {
-		bits[k>>6] |= 1 << (uint(k) & 63)
+	// Walk the suffix states with outputs; one already seen in this scan
+	// had its whole chain emitted.
+	for ; s >= 0 && seen[s] != stamp; s = m.dict[s] {
+		seen[s] = stamp
+		for _, k := range m.out[s] {
+			bits[k>>6] |= 1 << (uint(k) & 63)
+		}
 	}
 }
 

@@ -119,6 +119,14 @@ func FuzzPrefilter(f *testing.F) {
 		}
 	}
 	f.Add("ſelect * from users", "K")
+	// Values that exercise the gates: blank runs and line breaks (scan
+	// symbols), bytes ≥ 0x80, escapes, anchors, browser-like headers.
+	f.Add("a;\n id\r\n", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko)")
+	f.Add("\xc0\xae\xc0\xae/etc/passwd\xff", "curl/8.0")
+	f.Add("%2e%2e%2f%2E%2e%5cetc%00", "x;w")
+	f.Add("window . location = 1", "; w\t")
+	f.Add("SELECT\t*\nFROM users --", "")
+	f.Add("&#x3c;svg onload&#61;alert(1)&gt;", "\\u003cscript")
 	f.Fuzz(func(t *testing.T, val, hdr string) {
 		if len(val) > 512 || len(hdr) > 512 {
 			return
