@@ -38,6 +38,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 		rec.Header().Set("Alt-Svc", s.altSvc)
 	}
 	stripEdgeHeaders(r.Header)
+	normalizeExtendedConnect(r)
 	if body := r.Body; body != nil && body != http.NoBody {
 		r.Body = countingBody{rc: body, n: &ex.bytesIn}
 		// The HTTP/1.1 server holds this same *Request and decides by the concrete type of its Body

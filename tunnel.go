@@ -14,16 +14,30 @@ import (
 	"edge/routes/upstream"
 )
 
-// WebSocket over HTTP/2 (RFC 8441): the client opens a stream with an extended CONNECT
+// WebSocket over HTTP/2 (RFC 8441) and HTTP/3 (RFC 9220): the client opens a stream with an extended CONNECT
 // (:method CONNECT, :protocol websocket, :path, :authority); edge turns it into an HTTP/1.1 Upgrade
 // (RFC 6455 §4) to the origin — with its own Sec-WebSocket-Key, since RFC 8441 streams carry none —
 // checks the origin's Sec-WebSocket-Accept, answers the client 200 and then relays bytes both ways
 // until either side ends. The request went through the whole pipeline before reaching here (routing,
 // fingerprint, limits, WAF on the path, query and headers), like any other request.
 
-// isExtendedConnect reports whether r is an RFC 8441 extended CONNECT.
+// isExtendedConnect reports whether r is an extended CONNECT: RFC 8441 on HTTP/2, RFC 9220 on
+// HTTP/3.
 func isExtendedConnect(r *http.Request) bool {
 	return r.Method == http.MethodConnect && r.Header.Get(":protocol") != ""
+}
+
+// connectProtocol is the :protocol of an extended CONNECT, or "".
+func connectProtocol(r *http.Request) string { return r.Header.Get(":protocol") }
+
+// normalizeExtendedConnect gives an HTTP/3 extended CONNECT the form Go's HTTP/2 server gives one:
+// quic-go puts :protocol in Proto, Go's HTTP/2 server in a ":protocol" header. After this the
+// pipeline (and the WAF, which checks Proto) sees both the same way.
+func normalizeExtendedConnect(r *http.Request) {
+	if r.ProtoMajor == 3 && r.Method == http.MethodConnect && r.Proto != "HTTP/3.0" && r.Proto != "" {
+		r.Header.Set(":protocol", r.Proto)
+		r.Proto = "HTTP/3.0"
+	}
 }
 
 // websocketGUID is RFC 6455's fixed string for computing Sec-WebSocket-Accept.
@@ -41,8 +55,8 @@ const tunnelHandshakeTimeout = 30 * time.Second
 // with the origin, not the life of the tunnel.
 func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchange, timeout time.Duration) {
 	s := b.srv
-	if !strings.EqualFold(r.Header.Get(":protocol"), "websocket") {
-		s.deny(w, r, ex, denyNotImplemented, "extended CONNECT protocol "+r.Header.Get(":protocol"))
+	if proto := connectProtocol(r); !strings.EqualFold(proto, "websocket") {
+		s.deny(w, r, ex, denyNotImplemented, "extended CONNECT protocol "+proto)
 		return
 	}
 	p := b.cfg.Protocol
@@ -50,7 +64,7 @@ func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchan
 		p = upstream.DefaultBackendConfig().Protocol
 	}
 	if p != upstream.ProtoH1 && p != upstream.ProtoH1TLS {
-		s.deny(w, r, ex, denyNotImplemented, "WebSocket over HTTP/2 needs an h1 or h1-tls backend, "+b.name+" is "+p)
+		s.deny(w, r, ex, denyNotImplemented, "WebSocket over HTTP/2 and HTTP/3 needs an h1 or h1-tls backend, "+b.name+" is "+p)
 		return
 	}
 	ctx := withExchange(r.Context(), ex)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quic-go/quic-go/http3"
 	"golang.org/x/net/http2"
 )
 
@@ -121,11 +122,23 @@ func readWSFrame(br *bufio.Reader) (string, error) {
 }
 
 func extendedConnect(t *testing.T, e *testEdge, path, protocol string, body io.Reader) (*http.Response, error) {
+	return extendedConnectOver(t, "h2", e, path, protocol, body)
+}
+
+// extendedConnectOver sends an extended CONNECT over HTTP/2 (RFC 8441) or HTTP/3 (RFC 9220).
+func extendedConnectOver(t *testing.T, proto string, e *testEdge, path, protocol string, body io.Reader) (*http.Response, error) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodConnect, e.url("https", path), body)
-	req.Header.Set(":protocol", protocol)
 	req.Header.Set("Sec-WebSocket-Version", "13")
 	req.Header.Set("Sec-WebSocket-Protocol", "chat, superchat")
+	if proto == "h3" {
+		// quic-go's client sends Proto as :protocol once the server's SETTINGS allow it.
+		req.Proto = protocol
+		tr := &http3.Transport{TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true}}
+		t.Cleanup(func() { tr.Close() })
+		return tr.RoundTrip(req)
+	}
+	req.Header.Set(":protocol", protocol)
 	// net/http's Transport refuses the :protocol pseudo-header before choosing a protocol;
 	// x/net/http2's client sends it once the server's SETTINGS allow extended CONNECT.
 	tr := &http2.Transport{TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true}}
@@ -133,21 +146,28 @@ func extendedConnect(t *testing.T, e *testEdge, path, protocol string, body io.R
 	return tr.RoundTrip(req)
 }
 
-// TestWebSocketOverHTTP2: an RFC 8441 extended CONNECT from an HTTP/2 client becomes an RFC 6455
-// Upgrade to an HTTP/1.1 origin; frames then flow both ways through the HTTP/2 stream.
-func TestWebSocketOverHTTP2(t *testing.T) {
+// TestWebSocketOverExtendedConnect: an extended CONNECT from an HTTP/2 client (RFC 8441) or an HTTP/3 client
+// (RFC 9220) becomes an RFC 6455 Upgrade to an HTTP/1.1 origin; frames then flow both ways through
+// the stream.
+func TestWebSocketOverExtendedConnect(t *testing.T) {
 	o := newWSOrigin(t, false)
 	e := startEdge(t, fmt.Sprintf("[backends.o]\nservers = [{ address = %q }]\n[[routes]]\nname = \"o\"\nbackend = \"o\"\n", o.Listener.Addr().String()))
+	for _, proto := range []string{"h2", "h3"} {
+		t.Run(proto, func(t *testing.T) { webSocketRoundTrip(t, o, e, proto) })
+	}
+}
 
+func webSocketRoundTrip(t *testing.T, o *wsOrigin, e *testEdge, proto string) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	resp, err := extendedConnect(t, e, "/chat/./room?id=7", "websocket", pr)
+	resp, err := extendedConnectOver(t, proto, e, "/chat/./room?id=7", "websocket", pr)
 	if err != nil {
 		t.Fatalf("extended CONNECT: %v (is SETTINGS_ENABLE_CONNECT_PROTOCOL advertised?)", err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 {
-		t.Fatalf("got %d over HTTP/%d, want 200 over HTTP/2", resp.StatusCode, resp.ProtoMajor)
+	if want := map[string]int{"h2": 2, "h3": 3}[proto]; resp.StatusCode != http.StatusOK || resp.ProtoMajor != want {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("got %d over HTTP/%d, want 200 over HTTP/%d: %s", resp.StatusCode, resp.ProtoMajor, want, b)
 	}
 	if got := resp.Header.Get("Sec-WebSocket-Protocol"); got != "chat" {
 		t.Errorf("Sec-WebSocket-Protocol = %q, want the origin's choice chat", got)
@@ -168,7 +188,7 @@ func TestWebSocketOverHTTP2(t *testing.T) {
 	if seen.Get("Sec-WebSocket-Version") != "13" || seen.Get("Sec-WebSocket-Protocol") != "chat, superchat" {
 		t.Errorf("origin got version %q protocols %q", seen.Get("Sec-WebSocket-Version"), seen.Get("Sec-WebSocket-Protocol"))
 	}
-	if seen.Get("Edge-Protocol") != "h2" || seen.Get(":protocol") != "" || seen.Get("Edge-Request-Id") == "" {
+	if seen.Get("Edge-Protocol") != proto || seen.Get(":protocol") != "" || seen.Get("Edge-Request-Id") == "" {
 		t.Errorf("origin headers: Edge-Protocol %q, :protocol %q, request id %q", seen.Get("Edge-Protocol"), seen.Get(":protocol"), seen.Get("Edge-Request-Id"))
 	}
 
