@@ -69,6 +69,12 @@ func (bp *bufferPool) Put(b []byte) {
 func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	ex.upStart = time.Now()
+	// The headers edge adds to every response are set on the backend's response (modifyResponse)
+	// or on edge's own error (fail), and ReverseProxy adds the backend's headers to these: set here
+	// as well, they would be sent twice.
+	h := w.Header()
+	h.Del(hdrRequestID)
+	h.Del("Alt-Svc")
 	b.proxy.ServeHTTP(w, r)
 	if ex.tooEarly {
 		// The backend answered 425 to the request forwarded in 0-RTT. Once the handshake has
@@ -201,6 +207,9 @@ func viaValue(major, minor int) string {
 // 502 otherwise).
 func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	ex := exchangeFrom(r.Context())
+	if alt := b.srv.altSvc; alt != "" && ex.scheme == "https" && ex.proto != "h3" {
+		w.Header().Set("Alt-Svc", alt)
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

@@ -157,3 +157,23 @@ func TestServerHeaderPolicyAndVia(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeResponseHeadersOnce: the headers edge adds to every response (Edge-Request-Id, Alt-Svc)
+// appear exactly once, on a forwarded response and on edge's own errors, over HTTP/1.1 and HTTP/2.
+func TestEdgeResponseHeadersOnce(t *testing.T) {
+	e := startEdge(t, "[backends.down]\nservers = [{ address = \"127.0.0.1:1\" }]\n[[routes]]\nname = \"down\"\npath_prefix = \"/down/\"\nbackend = \"down\"\n"+echoRoute)
+	for _, proto := range []string{"h1", "h2"} {
+		for _, path := range []string{"/", "/down/x", "/?q=<script>alert(document.cookie)</script>"} {
+			resp, err := client(proto).Get(e.url("https", path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			for _, h := range []string{"Edge-Request-Id", "Alt-Svc"} {
+				if n := len(resp.Header.Values(h)); n != 1 {
+					t.Errorf("%s %s (status %d): %d %s headers, want 1: %q", proto, path, resp.StatusCode, n, h, resp.Header.Values(h))
+				}
+			}
+		}
+	}
+}
