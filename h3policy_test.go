@@ -95,8 +95,9 @@ func TestHTTP3RetryEndToEnd(t *testing.T) {
 // tooEarly is set.
 type earlyOrigin struct {
 	*httptest.Server
-	mu   sync.Mutex
-	seen []string
+	mu     sync.Mutex
+	seen   []string
+	groups []string
 }
 
 func newEarlyOrigin(t *testing.T, tooEarly bool) *earlyOrigin {
@@ -104,6 +105,7 @@ func newEarlyOrigin(t *testing.T, tooEarly bool) *earlyOrigin {
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.seen = append(o.seen, r.Method+" "+r.Header.Get("Early-Data"))
+		o.groups = append(o.groups, r.Header.Get("Edge-Tls-Group")+" "+r.Header.Get("Edge-Ja4"))
 		o.mu.Unlock()
 		if tooEarly && r.Header.Get("Early-Data") == "1" {
 			w.WriteHeader(http.StatusTooEarly)
@@ -225,6 +227,13 @@ func TestHTTP3EarlyData(t *testing.T) {
 		}
 		if got := o.requests(); len(got) != 2 || got[0] != "GET " || got[1] != "GET 1" {
 			t.Errorf("origin saw %q, want [\"GET \" \"GET 1\"] (warm-up after the handshake, then early)", got)
+		}
+		// The connection's facts are known in 0-RTT too: the group from the server's key share, the
+		// JA4 from the ClientHello that carried the early data.
+		for _, g := range o.groups {
+			if !strings.HasPrefix(g, "X25519MLKEM768 q13") {
+				t.Errorf("origin saw TLS group and JA4 %q, want X25519MLKEM768 and a q13… JA4", g)
+			}
 		}
 	})
 	t.Run("default off", func(t *testing.T) {
