@@ -237,9 +237,10 @@ func (st *evalState) mask(c int) uint32 {
 }
 
 // keys returns the prefilter keys found in form f, whose bytes are data,
-// scanning it once per value; each key that triggers a rule adds the rule
-// to cand.
-func (st *evalState) keys(f int32, data []byte) []uint64 {
+// scanning it once per value; with trigger, each key that triggers a rule
+// adds the rule to cand (only while cand is being built: inspect scans
+// every form the zone's rules use before visiting them).
+func (st *evalState) keys(f int32, data []byte, trigger bool) []uint64 {
 	w := st.rs.keyWords
 	bits := st.formBits[int(f)*w : int(f+1)*w]
 	if st.formStamp[f] == st.stamp {
@@ -259,6 +260,9 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 	if st.rs.acRaw != nil {
 		st.rs.acRaw.scan(data, bits, false, st.seen[n:], st.scanStamp)
 	}
+	if !trigger {
+		return bits
+	}
 	for i, x := range bits {
 		x &= st.rs.trigKeys[i]
 		for x != 0 {
@@ -274,7 +278,7 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 // admits reports whether every prefilter key of one of r's alternatives
 // was found in the form of chain c, whose bytes are data.
 func (st *evalState) admits(r *Rule, c int, data []byte) bool {
-	bits := st.keys(st.form(c), data)
+	bits := st.keys(st.form(c), data, false)
 next:
 	for _, keys := range r.alts {
 		for _, k := range keys {
@@ -312,13 +316,19 @@ func (st *evalState) inspect(v *value) {
 		// Candidates: the rules without prefilter, plus those whose
 		// trigger key occurs in some form of the value.
 		copy(cand, rs.zoneAlways[pi][v.zone])
-		st.keys(0, v.data)
+		st.keys(0, v.data, true)
 		for _, c := range rs.zoneChains[v.zone] {
+			// A lowercase step keeps its input's form (the scan folds
+			// case): scan the input and compute the lowercase output
+			// only if a rule's matcher needs it.
+			for rs.chains[c].lower {
+				c = rs.chains[c].parent
+			}
 			if st.identity(c) {
 				continue
 			}
 			data := st.transformed(c, v.data)
-			st.keys(st.cForm[c], data)
+			st.keys(st.cForm[c], data, true)
 		}
 		for i := range cand {
 			cand[i] &= zr[i]

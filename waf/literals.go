@@ -150,7 +150,8 @@ func (in litInfo) sets() [][]string {
 }
 
 // score is the weight of a set's weakest literal (0 if it contains ""):
-// letters and digits weigh 1, blanks 0 and other bytes 3, because
+// letters and digits weigh 1, blanks and text-end markers 0 and other
+// bytes 3, because
 // punctuation is much rarer in benign values and so a better prefilter key.
 func score(set []string) int {
 	if len(set) == 0 {
@@ -163,8 +164,8 @@ func score(set []string) int {
 			c := s[i]
 			if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
 				w++
-			} else if c == ' ' || c == '\t' {
-				// blanks are everywhere: no prefilter value
+			} else if c == ' ' || c == '\t' || c == markBOT[0] || c == markEOT[0] {
+				// blanks and the text ends are everywhere: no prefilter value
 			} else {
 				w += 3
 			}
