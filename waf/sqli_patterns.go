@@ -443,5 +443,20 @@ func (m *sqlMatcher) checkLogic(i int, brk bool) (int, int, bool) {
 			return 0, 0, false
 		}
 	}
+	if !brk && t[j].kind == tkWord && m.fieldComparison(p) {
+		// "price >= 100 and price <= 200": a filter over named fields, not
+		// a condition appended to a value.
+		return 0, 0, false
+	}
 	return m.span(i, b)
+}
+
+// fieldComparison reports whether token p is the right operand of a
+// comparison whose left operand is an identifier ("price >= 100").
+func (m *sqlMatcher) fieldComparison(p int) bool {
+	if !m.is(p, tkNumber) && !m.is(p, tkString) {
+		return false
+	}
+	q := m.pv(p)
+	return m.comparison(q) && m.is(m.pv(q), tkWord)
 }

@@ -31,6 +31,11 @@ func TestDetectSQLi(t *testing.T) {
 		{"it's x + y -- maybe", false},
 		{"or(more)", false},
 		{"reset @home", false},
+		{"price >= 100 and price <= 200", false},
+		{"age > 18 AND age < 65", false},
+		{"1 and id<=5", true},
+		{"x' and name='a", true},
+		{"id=1 and 1=1", true},
 	} {
 		_, _, got := detectSQLi(st, nil, []byte(c.in))
 		if got != c.want {
