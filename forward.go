@@ -109,34 +109,62 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 	// Each hop appends the address it received the request from: the peer. Only a trusted peer's
 	// chain is kept.
 	h := out.Header
+	// The fields edge always sets share one backing array for their value slices (one allocation
+	// instead of one per field); keys are canonical, as Header.Set would make them.
+	hb := headerBatch{h: h, vals: make([]string, 0, 10)}
 	peer := ex.peer.String()
 	if xff := pr.In.Header.Values("X-Forwarded-For"); ex.trustPeer && len(xff) > 0 {
-		h.Set("X-Forwarded-For", strings.Join(xff, ", ")+", "+peer)
+		hb.set("X-Forwarded-For", strings.Join(xff, ", ")+", "+peer)
 	} else {
-		h.Set("X-Forwarded-For", peer)
+		hb.set("X-Forwarded-For", peer)
 	}
-	h.Set("X-Forwarded-Proto", ex.scheme)
-	h.Set("X-Forwarded-Host", pr.In.Host)
+	hb.set("X-Forwarded-Proto", ex.scheme)
+	hb.set("X-Forwarded-Host", pr.In.Host)
 	fwd := "for=" + forwardedNode(peer) + ";host=" + quoteForwarded(pr.In.Host) + ";proto=" + ex.scheme
 	if prev := pr.In.Header.Values("Forwarded"); ex.trustPeer && len(prev) > 0 {
 		fwd = strings.Join(prev, ", ") + ", " + fwd
 	}
-	h.Set("Forwarded", fwd)
-	h.Set(hdrRequestID, ex.id)
-	h.Set(hdrProtocol, ex.proto)
+	hb.set("Forwarded", fwd)
+	hb.set(hdrRequestID, ex.id)
+	hb.set(hdrProtocol, ex.proto)
 	if ex.early {
-		h.Set("Early-Data", "1")
+		hb.set("Early-Data", "1")
 	}
 	if ex.snap.cfg.Server.Via {
 		h.Add("Via", viaValue(pr.In.ProtoMajor, pr.In.ProtoMinor))
 	}
 	if c := ex.conn; c != nil {
-		h.Set(hdrTLSVersion, c.tls.Version)
-		h.Set(hdrTLSGroup, c.tls.Group)
-		h.Set(hdrTLSCipher, c.tls.Cipher)
+		hb.set(canonTLSVersion, c.tls.Version)
+		hb.set(canonTLSGroup, c.tls.Group)
+		hb.set(canonTLSCipher, c.tls.Cipher)
 		ex.snap.cfg.Fingerprint.SetHeaders(h, &c.fp)
 	}
 }
+
+// headerBatch sets header fields whose value slices share one backing array. Each field gets a
+// full-capacity slice of its own, so an Add to it later copies instead of overwriting a neighbour.
+type headerBatch struct {
+	h    http.Header
+	vals []string
+}
+
+// set replaces field key, which must be in canonical form.
+func (hb *headerBatch) set(key, v string) {
+	if len(hb.vals) == cap(hb.vals) {
+		hb.h.Set(key, v)
+		return
+	}
+	hb.vals = append(hb.vals, v)
+	n := len(hb.vals)
+	hb.h[key] = hb.vals[n-1 : n : n]
+}
+
+// Canonical forms of the Edge-TLS-* names (Header.Set would canonicalise them on every request).
+var (
+	canonTLSVersion = http.CanonicalHeaderKey(hdrTLSVersion)
+	canonTLSGroup   = http.CanonicalHeaderKey(hdrTLSGroup)
+	canonTLSCipher  = http.CanonicalHeaderKey(hdrTLSCipher)
+)
 
 // forwardedNode formats a node for RFC 7239: IPv6 addresses are bracketed and quoted.
 func forwardedNode(ip string) string {
