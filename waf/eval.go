@@ -48,12 +48,21 @@ type evalState struct {
 	seen      []uint32 // per automaton state (ac, then acRaw): scan stamp
 	scanStamp uint32
 
+	memo      []memoEntry // transforms computed for the current value
+	memoStamp uint32
+
 	cand    []uint64 // rules to visit for the current value
 	hit     []uint64 // rules that matched in this request
 	sqlToks []sqlTok
 	matches []Match
 	score   int
 	force   bool
+}
+
+// memoEntry records that chain computed its transform of the bytes at
+// tbuf offset src (-1: the raw value).
+type memoEntry struct {
+	src, chain int32
 }
 
 func bytesOf(s string) []byte {
@@ -177,6 +186,28 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 	if !ref && pmask&ch.trig == 0 {
 		st.share(c, ch.parent, pform, pmask)
 		return src
+	}
+	// The same transform of the same bytes under another chain (remove_ws
+	// after different no-op decodings) is computed once per value.
+	srcOff := int32(-1) // the raw value
+	if ch.parent != 0 && !st.identity(ch.parent) {
+		srcOff = st.cOff[ch.parent]
+	}
+	if !ref {
+		if st.memoStamp != st.stamp {
+			st.memo, st.memoStamp = st.memo[:0], st.stamp
+		}
+		for _, m := range st.memo {
+			if m.src == srcOff && st.rs.chains[m.chain].name == ch.name {
+				d := m.chain
+				st.cOff[c], st.cLen[c], st.cForm[c], st.cSame[c], st.cMask[c] = st.cOff[d], st.cLen[d], st.cForm[d], st.cSame[d], st.cMask[d]
+				if st.cOff[c] < 0 {
+					return raw
+				}
+				return st.tbuf[st.cOff[c] : st.cOff[c]+st.cLen[c]]
+			}
+		}
+		st.memo = append(st.memo, memoEntry{src: srcOff, chain: int32(c)})
 	}
 	off := len(st.tbuf)
 	ran := ref || ch.need == nil || ch.need(src)

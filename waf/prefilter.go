@@ -16,10 +16,11 @@ type acPattern struct {
 type acMatcher struct {
 	classes  [256]uint8
 	nclass   int
-	next     []int32 // state*nclass + class
-	out      [][]int // keys of the patterns ending at a state
-	dict     []int32 // nearest proper suffix state with outputs, or -1
-	hasOut   []bool  // the state or a suffix of it has outputs
+	next     []int32  // state*nclass + class
+	next16   []uint16 // next, when every state fits (half the cache footprint)
+	out      [][]int  // keys of the patterns ending at a state
+	dict     []int32  // nearest proper suffix state with outputs, or -1
+	hasOut   []bool   // the state or a suffix of it has outputs
 	patterns int
 }
 
@@ -107,6 +108,13 @@ func buildAC(ps []acPattern) *acMatcher {
 			}
 		}
 	}
+	if n <= 1<<16 {
+		m.next16 = make([]uint16, len(m.next))
+		for i, x := range m.next {
+			m.next16[i] = uint16(x)
+		}
+		m.next = nil
+	}
 	return m
 }
 
@@ -130,8 +138,17 @@ func dedupe(xs []int) []int {
 // (one entry per state, owned by the caller) and stamp, new for each scan,
 // make each state's outputs be emitted once per scan.
 func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
+	if m.next16 != nil {
+		scanDFA(m, m.next16, data, bits, compact, seen, stamp)
+	} else {
+		scanDFA(m, m.next, data, bits, compact, seen, stamp)
+	}
+}
+
+// scanDFA is scan over a transition table of either width.
+func scanDFA[T uint16 | int32](m *acMatcher, next []T, data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
 	nc := int32(m.nclass)
-	s := m.next[int32(m.classes[markBOT[0]])]
+	s := int32(next[int32(m.classes[markBOT[0]])])
 	m.emit(s, bits, seen, stamp)
 	var run byte // the symbol of the pending run of blanks (0: none)
 	for _, b := range data {
@@ -144,20 +161,20 @@ func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32
 			continue
 		}
 		if run != 0 {
-			s = m.next[s*nc+int32(m.classes[run])]
+			s = int32(next[s*nc+int32(m.classes[run])])
 			m.emit(s, bits, seen, stamp)
 			run = 0
 		}
-		s = m.next[s*nc+int32(m.classes[b])]
+		s = int32(next[s*nc+int32(m.classes[b])])
 		if m.hasOut[s] {
 			m.emit(s, bits, seen, stamp)
 		}
 	}
 	if run != 0 {
-		s = m.next[s*nc+int32(m.classes[run])]
+		s = int32(next[s*nc+int32(m.classes[run])])
 		m.emit(s, bits, seen, stamp)
 	}
-	s = m.next[s*nc+int32(m.classes[markEOT[0]])]
+	s = int32(next[s*nc+int32(m.classes[markEOT[0]])])
 	m.emit(s, bits, seen, stamp)
 }
 
