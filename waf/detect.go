@@ -18,6 +18,7 @@ func init() {
 		"sqli":               detectSQLi,
 		"sql_open_call":      detectSQLOpenCall,
 		"xss":                detectXSS,
+		"html_tag":           detectHTMLTag,
 		"missing_host":       detectMissingHost,
 		"duplicate_host":     detectDuplicateHost,
 		"cl_te_conflict":     detectCLTE,

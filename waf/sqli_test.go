@@ -6,12 +6,25 @@ import "testing"
 // shapes added for logic operators glued to '(', NOT GLOB/LIKE after a
 // quote, quote-operator-identifier-comment, SET @var and a comparison cut
 // off by "or--".
-func TestDetectSQLi(t *testing.T) {
+// detectorCase is one value and whether a detector must fire on it.
+type detectorCase struct {
+	in   string
+	want bool
+}
+
+// checkDetector runs a detector on every case.
+func checkDetector(t *testing.T, name string, fn detectorFunc, cases []detectorCase) {
+	t.Helper()
 	st := &evalState{}
-	for _, c := range []struct {
-		in   string
-		want bool
-	}{
+	for _, c := range cases {
+		if _, _, got := fn(st, nil, []byte(c.in)); got != c.want {
+			t.Errorf("%s(%q): got %v, want %v", name, c.in, got, c.want)
+		}
+	}
+}
+
+func TestDetectSQLi(t *testing.T) {
+	checkDetector(t, "detectSQLi", detectSQLi, []detectorCase{
 		{"1 UNION SELECT password FROM users", true},
 		{"x' OR 1=1--", true},
 		{"'or(id glob 1)--", true},
@@ -36,12 +49,7 @@ func TestDetectSQLi(t *testing.T) {
 		{"1 and id<=5", true},
 		{"x' and name='a", true},
 		{"id=1 and 1=1", true},
-	} {
-		_, _, got := detectSQLi(st, nil, []byte(c.in))
-		if got != c.want {
-			t.Errorf("detectSQLi(%q): got %v, want %v", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 func TestDetectSQLOpenCall(t *testing.T) {
