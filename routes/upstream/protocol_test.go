@@ -53,12 +53,18 @@ func TestProtocolsBodies(t *testing.T) {
 					}
 				}
 			}
-			if got := o.accepted.Load(); got != 1 {
-				t.Errorf("origin accepted %d connections for 6 sequential requests, want 1 (reuse)", got)
+			// HTTP/1.1 has two paths, each reusing its one connection: small exchanges on the
+			// calling goroutine (direct.go), the 1 MiB upload through net/http's Transport.
+			conns := int64(1)
+			if proto == ProtoH1 || proto == ProtoH1TLS {
+				conns = 2
+			}
+			if got := o.accepted.Load(); got != conns {
+				t.Errorf("origin accepted %d connections for 6 sequential requests, want %d (reuse)", got, conns)
 			}
 			st := p.Stats().Servers[0]
-			if st.Requests != 6 || st.InFlight != 0 || st.Errors != 0 || st.Dials != 1 || st.OpenConns != 1 {
-				t.Errorf("stats = %+v, want 6 requests, 0 in flight, 0 errors, 1 dial, 1 open connection", st)
+			if st.Requests != 6 || st.InFlight != 0 || st.Errors != 0 || st.Dials != uint64(conns) || st.OpenConns != conns {
+				t.Errorf("stats = %+v, want 6 requests, 0 in flight, 0 errors, %d dials and open connections", st, conns)
 			}
 		})
 	}

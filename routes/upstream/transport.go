@@ -95,6 +95,14 @@ func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) 
 		ping := ms(cfg.PingIntervalMS)
 		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping}
 	}
+	if cfg.Protocol == ProtoH1 || cfg.Protocol == ProtoH1TLS {
+		var dtc *tls.Config
+		if cfg.Protocol == ProtoH1TLS {
+			dtc = tc
+		}
+		d := newDirectH1(cfg, t, dtc, s.addr, &s.conns)
+		return d, d.closeIdle
+	}
 	return t, t.CloseIdleConnections
 }
 
