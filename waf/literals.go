@@ -55,22 +55,12 @@ func requiredLiterals(expr string) []string {
 
 // keySets is one alternative of a rule's prefilter: every match contains,
 // for some alternative, a literal of EACH of its sets, searched in the
-// compact text (blanks removed) for sets and in the text as it is for raw;
-// both bracketed by markBOT and markEOT, ASCII case-insensitively.
+// compact text (each run of blanks one symbol) for sets and in the text as
+// it is for raw; both bracketed by markBOT and markEOT, ASCII
+// case-insensitively.
 type keySets struct {
 	sets [][]string // searched in the compact text
 	raw  [][]string // searched in the raw text
-}
-
-func hasBlank(set []string) bool {
-	for _, l := range set {
-		for i := 0; i < len(l); i++ {
-			if blankByte[l[i]] {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // requiredSets returns the alternatives of the prefilter of a regular
@@ -97,19 +87,16 @@ func requiredSets(expr string) []keySets {
 	}
 	var out []keySets
 	for _, b := range branches {
-		compactSets := prune(analyse(b, false).sets(), maxRuleSets)
-		var rawSets [][]string
-		for _, set := range prune(analyse(b, true).sets(), maxRuleSets) {
-			// Raw sets add what the compact scan cannot see: blanks
-			// between or beside literals ("w " before a command's end).
-			if len(compactSets) == 0 {
-				rawSets = append(rawSets, set)
-			}
+		ks := keySets{sets: prune(analyse(b, false).sets(), maxRuleSets)}
+		if len(ks.sets) == 0 {
+			// Only blanks are known (`[\r\n]`): the compact scan cannot
+			// tell them apart, the raw one can.
+			ks.raw = prune(analyse(b, true).sets(), maxRuleSets)
 		}
-		if len(compactSets)+len(rawSets) == 0 {
+		if len(ks.sets)+len(ks.raw) == 0 {
 			return nil
 		}
-		out = append(out, keySets{sets: compactSets, raw: rawSets})
+		out = append(out, ks)
 	}
 	return out
 }
