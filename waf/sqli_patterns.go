@@ -1,7 +1,31 @@
 package waf
 
-// detectSQLi is the "sqli" detector.
-func detectSQLi(st *evalState, _ *Rule, b []byte) (int, int, bool) {
+// maxPlusCopy bounds the values re-read with '+' as a space.
+const maxPlusCopy = 2048
+
+// detectSQLi is the "sqli" detector. A value with '+' and no blank may be
+// form-encoded where extraction did not form-decode it (cookie values,
+// which PHP decodes with '+' as a space): it is analysed a second time with
+// '+' read as a space.
+func detectSQLi(st *evalState, r *Rule, b []byte) (int, int, bool) {
+	if s, e, ok := detectSQLiOnce(st, b); ok {
+		return s, e, true
+	}
+	if len(b) > maxPlusCopy || indexByte(b, '+') < 0 || indexByte(b, ' ') >= 0 {
+		return 0, 0, false
+	}
+	var buf [maxPlusCopy]byte
+	c := buf[:len(b)]
+	for i, x := range b {
+		if x == '+' {
+			x = ' '
+		}
+		c[i] = x
+	}
+	return detectSQLiOnce(st, c)
+}
+
+func detectSQLiOnce(st *evalState, b []byte) (int, int, bool) {
 	if len(b) < 2 {
 		return 0, 0, false
 	}

@@ -49,6 +49,11 @@ func TestDetectSQLi(t *testing.T) {
 		{"1 and id<=5", true},
 		{"x' and name='a", true},
 		{"id=1 and 1=1", true},
+		// Form-encoded values ('+' for space), as in cookies.
+		{"1'+or+'1'='1", true},
+		{"-1+union+all+select+1,2--", true},
+		{"a+b+c", false},
+		{"dGVzdCtvcisxPTE+aGk=", false},
 	})
 }
 
@@ -96,7 +101,20 @@ func TestSQLOpenCallLongValue(t *testing.T) {
 	if _, _, ok := detectSQLOpenCall(nil, nil, b); ok {
 		t.Fatal("got match for a long word ending in sleep(, want none")
 	}
-	if n := testing.AllocsPerRun(100, func() { detectSQLOpenCall(nil, nil, b) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { detectSQLOpenCall(nil, nil, b) }); n != 0 && !raceOn {
+		t.Errorf("got %v allocs per call, want 0", n)
+	}
+}
+
+// TestDetectSQLiAllocs: the '+' re-read uses a stack buffer.
+func TestDetectSQLiAllocs(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation budget not measurable under -race")
+	}
+	st := &evalState{}
+	b := []byte("x+y+'+or+'a'='a")
+	detectSQLi(st, nil, b)
+	if n := testing.AllocsPerRun(100, func() { detectSQLi(st, nil, b) }); n != 0 {
 		t.Errorf("got %v allocs per call, want 0", n)
 	}
 }

@@ -2,7 +2,8 @@
 // request locations: it takes every single-argument payload of the corpora
 // (a GET with one query argument, or a form POST with one field), moves the
 // decoded value into other places — form body, JSON (flat and nested),
-// multipart field, cookie, custom header, User-Agent — and prints the share
+// multipart field, cookie (percent- or form-encoded), custom header,
+// User-Agent — and prints the share
 // blocked per category and place. Benign lines are moved the same way, so
 // the false-positive column shows what each place costs. Attack payloads
 // count only when they are blocked in the query string, so each column is
@@ -69,7 +70,7 @@ func payload(l line) (string, bool) {
 	return d, true
 }
 
-var places = []string{"query", "form", "json", "json-nested", "multipart", "cookie", "header", "user-agent"}
+var places = []string{"query", "form", "json", "json-nested", "multipart", "cookie", "cookie-form", "header", "user-agent"}
 
 func build(place, v string) *http.Request {
 	mk := func(method, target, ctype, body string) *http.Request {
@@ -102,6 +103,12 @@ func build(place, v string) *http.Request {
 	case "cookie":
 		r := mk("GET", "/", "", "")
 		r.Header.Set("Cookie", "sid=abc123; q="+cookieEscape(v))
+		return r
+	case "cookie-form":
+		// Form encoding ('+' for space), as PHP's setcookie and many
+		// clients write cookie values and PHP's $_COOKIE decodes them.
+		r := mk("GET", "/", "", "")
+		r.Header.Set("Cookie", "sid=abc123; q="+url.QueryEscape(v))
 		return r
 	case "header":
 		r := mk("GET", "/", "", "")
