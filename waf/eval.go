@@ -44,6 +44,7 @@ type evalState struct {
 	nforms    int32
 	formBits  []uint64 // per form: the prefilter keys found (keyWords each)
 	formStamp []uint32
+	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: rs.ac)
 	stamp     uint32
 	seen      []uint32 // per automaton state (ac, then acRaw): scan stamp
 	scanStamp uint32
@@ -87,6 +88,7 @@ func (rs *RuleSet) getState() *evalState {
 		cMask:     make([]uint32, n),
 		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
+		formAC:    make([]*acMatcher, n),
 		seen:      make([]uint32, rs.ac.states()+rs.acRaw.states()),
 		cand:      make([]uint64, rs.words),
 		hit:       make([]uint64, rs.words),
@@ -166,8 +168,8 @@ func (st *evalState) identity(c int) bool {
 // transformed returns the value's form under chain c, computing and caching
 // it (and its parents) once per value.
 func (st *evalState) transformed(c int, raw []byte) []byte {
-	if st.maskStamp != st.stamp {
-		st.rawMask, st.maskStamp = classMask(raw), st.stamp
+	if st.maskStamp != st.stamp { // a new value (inspect sets these itself)
+		st.rawMask, st.maskStamp, st.nforms = classMask(raw), st.stamp, 1
 	}
 	if st.identity(c) {
 		return raw
@@ -228,6 +230,7 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 		st.cForm[c], st.cSame[c], st.cMask[c] = pform, false, classMask(out)
 	default:
 		st.cForm[c], st.cSame[c], st.cMask[c] = st.nforms, false, classMask(out)
+		st.formAC[st.nforms] = st.rs.chains[c].ac
 		st.nforms++
 	}
 	st.cOff[c], st.cLen[c] = int32(off), int32(len(out))
@@ -285,7 +288,11 @@ func (st *evalState) keys(f int32, data []byte, trigger bool) []uint64 {
 		st.scanStamp = 1
 	}
 	n := st.rs.ac.states()
-	if st.rs.ac != nil {
+	if ac := st.formAC[f]; ac != nil && f != 0 {
+		// A form only rules of one transform read (base64_scan's
+		// decodings): their keys alone.
+		ac.scan(data, bits, true, nil, 0)
+	} else if st.rs.ac != nil {
 		st.rs.ac.scan(data, bits, true, st.seen[:n], st.scanStamp)
 	}
 	if st.rs.acRaw != nil {

@@ -136,7 +136,8 @@ func dedupe(xs []int) []int {
 // each run of blanks seen as one symbol, symNL or symSP, when compact),
 // bracketed by markBOT and markEOT. seen
 // (one entry per state, owned by the caller) and stamp, new for each scan,
-// make each state's outputs be emitted once per scan.
+// make each state's outputs be emitted once per scan; a nil seen emits
+// every time.
 func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
 	if m.next16 != nil {
 		scanDFA(m, m.next16, data, bits, compact, seen, stamp)
@@ -181,8 +182,10 @@ func scanDFA[T uint16 | int32](m *acMatcher, next []T, data []byte, bits []uint6
 func (m *acMatcher) emit(s int32, bits []uint64, seen []uint32, stamp uint32) {
 	// Walk the suffix states with outputs; one already seen in this scan
 	// had its whole chain emitted.
-	for ; s >= 0 && seen[s] != stamp; s = m.dict[s] {
-		seen[s] = stamp
+	for ; s >= 0 && (seen == nil || seen[s] != stamp); s = m.dict[s] {
+		if seen != nil {
+			seen[s] = stamp
+		}
 		for _, k := range m.out[s] {
 			bits[k>>6] |= 1 << (uint(k) & 63)
 		}

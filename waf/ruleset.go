@@ -49,8 +49,9 @@ type chain struct {
 	fn     transformFunc
 	lower  bool // the last transform is lowercase (ASCII folding only)
 	need   func([]byte) bool
-	trig   uint32 // byte classes that can make fn change its input
-	path   uint32 // trig of every transform of the chain
+	trig   uint32     // byte classes that can make fn change its input
+	ac     *acMatcher // scans the chain's new forms (nil: the shared one)
+	path   uint32     // trig of every transform of the chain
 	name   string
 	names  []string // full chain, for explain
 }
@@ -213,6 +214,45 @@ func (rs *RuleSet) buildPrefilters() {
 	}
 	if len(rawPs) > 0 {
 		rs.acRaw = buildAC(rawPs)
+	}
+	rs.buildTransformACs(compactPs)
+}
+
+// ownScan lists transforms whose outputs get an automaton of their own:
+// base64 decodings are long runs of noise that only a few rules read.
+var ownScan = []string{"base64_scan", "base64_decode"}
+
+// buildTransformACs gives every chain ending in an ownScan transform T the
+// compact keys of the rules whose chains contain T. Its new forms are read
+// only by such rules: by chains that extend it while leaving the bytes
+// unchanged, and by other chains applying T to the same bytes.
+func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
+	for _, t := range ownScan {
+		uses := make([]bool, len(rs.rules))
+		for _, r := range rs.rules {
+			for _, c := range r.chains {
+				for _, name := range rs.chains[c].names {
+					if name == t {
+						uses[r.idx] = true
+					}
+				}
+			}
+		}
+		var ps []acPattern
+		for _, p := range compactPs {
+			if uses[rs.keyRule[p.rule]] {
+				ps = append(ps, p)
+			}
+		}
+		var ac *acMatcher
+		if len(ps) > 0 {
+			ac = buildAC(ps)
+		}
+		for c := range rs.chains {
+			if rs.chains[c].name == t {
+				rs.chains[c].ac = ac
+			}
+		}
 	}
 }
 
