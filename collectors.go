@@ -117,6 +117,8 @@ var (
 		"QUIC connection attempts asked to validate their address with a Retry, by reason.", []string{"reason"}, nil)
 	descQUICFlood = prometheus.NewDesc("edge_quic_handshake_flood",
 		"Whether unvalidated QUIC connection attempts are over listen.http3_retry_flood_per_second (1) or not (0).", nil, nil)
+	descProxyProtocol = prometheus.NewDesc("edge_proxy_protocol_total",
+		"Connections from listen.proxy_protocol_from peers by result: applied (header read) or rejected (missing or malformed header, connection closed).", []string{"result"}, nil)
 	descQUICFloods = prometheus.NewDesc("edge_quic_handshake_floods_total",
 		"Times the QUIC handshake flood state was entered.", nil, nil)
 )
@@ -131,7 +133,7 @@ var collectorDescs = []*prometheus.Desc{
 	descUpstreamHealthy, descUpstreamEjected, descUpstreamWeight, descUpstreamInFlight, descUpstreamRequests,
 	descUpstreamErrors, descUpstreamEject, descUpstreamConns, descUpstreamDials,
 	descFPEntries, descLastReloadOK, descLastReloadTime,
-	descQUICRetries, descQUICFlood, descQUICFloods,
+	descQUICRetries, descQUICFlood, descQUICFloods, descProxyProtocol,
 }
 
 // registerCollectors registers the leaves' statistics on the metrics registry. Calling it again is
@@ -175,6 +177,15 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(ch, descQUICFlood, boolFloat(s.retry.inFlood(time.Now())))
 	counter(ch, descQUICFloods, s.retry.floods.Load())
+	var applied, rejected uint64
+	s.mu.Lock()
+	for _, pl := range s.proxyListeners {
+		a, r := pl.Stats()
+		applied, rejected = applied+a, rejected+r
+	}
+	s.mu.Unlock()
+	counter(ch, descProxyProtocol, applied, "applied")
+	counter(ch, descProxyProtocol, rejected, "rejected")
 	if r := s.LastReload(); r != nil {
 		gauge(ch, descLastReloadOK, boolFloat(r.OK))
 		gauge(ch, descLastReloadTime, float64(r.Time.UnixNano())/1e9)

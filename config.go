@@ -66,6 +66,11 @@ type ListenConfig struct {
 	HTTP3 bool `toml:"http3"`
 	// AltSvc advertises HTTP/3 with an Alt-Svc header on responses over TCP (when HTTP3 is on).
 	AltSvc bool `toml:"alt_svc"`
+	// ProxyProtocolFrom lists the CIDRs of the layer-4 load balancers in front of edge: a TCP
+	// connection (https and http listeners) from one of them must start with a PROXY protocol v2
+	// header, whose source address then stands for the client everywhere (limits, bans, logs,
+	// X-Forwarded-For). Connections from other peers are served as they are. Empty: off.
+	ProxyProtocolFrom []string `toml:"proxy_protocol_from"`
 	// HTTP3EarlyData accepts 0-RTT (TLS 1.3 early data) on HTTP/3: safe methods without a body are
 	// forwarded before the handshake completes, with Early-Data: 1 (RFC 8470); others wait for it.
 	HTTP3EarlyData bool `toml:"http3_0rtt"`

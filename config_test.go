@@ -59,6 +59,7 @@ backend = "api"
 		{"bad listen port", strings.Replace(base, `https = "127.0.0.1:0"`, `https = "127.0.0.1:99999"`, 1), "listen.https", "port", 3},
 		{"two listeners on one address", strings.Replace(strings.Replace(base, `https = "127.0.0.1:0"`, `https = "127.0.0.1:8443"`, 1), `admin = ""`, `admin = "127.0.0.1:8443"`, 1), "listen.admin", "also used by listen.https", 5},
 		{"bad http mode", strings.Replace(base, `admin = ""`, "admin = \"\"\nhttp_mode = \"upgrade\"", 1), "listen.http_mode", "unknown mode", 6},
+		{"bad proxy protocol CIDR", strings.Replace(base, `admin = ""`, "admin = \"\"\nproxy_protocol_from = [\"10.0.0.0/40\"]", 1), "listen.proxy_protocol_from[0]", "", 6},
 		{"bad http3 retry mode", strings.Replace(base, `admin = ""`, "admin = \"\"\nhttp3_retry = \"sometimes\"", 1), "listen.http3_retry", "unknown mode", 6},
 		{"zero http3 flood rate", strings.Replace(base, `admin = ""`, "admin = \"\"\nhttp3_retry_flood_per_second = 0", 1), "listen.http3_retry_flood_per_second", "at least 1", 6},
 		{"server without port", base + "[backends.b]\nservers = [{ address = \"10.0.0.1\" }]\n", "backends.b.servers[0].address", "want host:port", 12},

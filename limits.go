@@ -21,7 +21,11 @@ func (s *Server) admitConn(c net.Conn) (release func(), ok bool) {
 	ip := remoteAddr(c.RemoteAddr().String())
 	release, _, ok = rl.Conns.Admit(ip)
 	if !ok {
-		if tc, isTCP := c.(*net.TCPConn); isTCP {
+		raw := c
+		if w, ok := c.(interface{ NetConn() net.Conn }); ok { // under a PROXY protocol header
+			raw = w.NetConn()
+		}
+		if tc, isTCP := raw.(*net.TCPConn); isTCP {
 			_ = tc.SetLinger(0) // RST: no TIME_WAIT kept for a refused client
 		}
 		c.Close()

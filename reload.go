@@ -125,6 +125,7 @@ func notLive(old, cur *Config) []string {
 	cmp("listen.http3", old.Listen.HTTP3, cur.Listen.HTTP3)
 	cmp("listen.alt_svc", old.Listen.AltSvc, cur.Listen.AltSvc)
 	cmp("listen.http3_0rtt", old.Listen.HTTP3EarlyData, cur.Listen.HTTP3EarlyData)
+	cmp("listen.proxy_protocol_from", old.Listen.ProxyProtocolFrom, cur.Listen.ProxyProtocolFrom)
 	cmp("server.state_dir", old.Server.StateDir, cur.Server.StateDir)
 	cmp("server.read_header_timeout_ms", old.Server.ReadHeaderTimeoutMS, cur.Server.ReadHeaderTimeoutMS)
 	cmp("server.idle_timeout_ms", old.Server.IdleTimeoutMS, cur.Server.IdleTimeoutMS)

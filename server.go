@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	_ "edge/internal/h2xconnect" // RFC 8441 extended CONNECT in the HTTP/2 server (WebSocket over HTTP/2)
+	"edge/ratelimit/proxyproto"
 	"edge/routes"
 	"edge/tls"
 )
@@ -42,6 +44,8 @@ type Server struct {
 
 	quicHellos quicHellos
 	retry      retryGate // QUIC address validation (listen.http3_retry)
+
+	proxyListeners []*proxyproto.Listener // listen.proxy_protocol_from, for their counters
 
 	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
 	reload reloader
@@ -168,11 +172,24 @@ func (s *Server) Start() error {
 			s.altSvc = altSvcValue(ln.Addr().(*net.TCPAddr).Port)
 		}
 	}
+	var lbs []netip.Prefix
+	for _, p := range c.Listen.ProxyProtocolFrom {
+		if pfx, err := parsePrefix(p); err == nil {
+			lbs = append(lbs, pfx)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.h3 = h3
 	for _, sp := range specs {
 		ln := bound[sp.name]
+		if len(lbs) > 0 && sp.name != "admin" {
+			// First, before the connection limiter and TLS: they see the client the load balancer
+			// reports. The header is read within read_header_timeout_ms.
+			pl := proxyproto.NewListener(ln, lbs, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
+			s.proxyListeners = append(s.proxyListeners, pl)
+			ln = pl
+		}
 		srv := s.httpServer(sp.handler)
 		if sp.name == "http" {
 			ln = &admitListener{Listener: ln, srv: s}

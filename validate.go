@@ -138,6 +138,11 @@ func (c *Config) validateServer(s *problemSink) {
 	if c.Server.ServerHeader == "replace" && c.Server.ServerHeaderValue == "" {
 		s.errorf("server.server_header_value", "empty: set a value or use server_header = \"remove\"")
 	}
+	for i, p := range c.Listen.ProxyProtocolFrom {
+		if _, err := parsePrefix(p); err != nil {
+			s.errorf(fmt.Sprintf("listen.proxy_protocol_from[%d]", i), err.Error())
+		}
+	}
 	for i, p := range c.Server.TrustedProxies {
 		if _, err := parsePrefix(p); err != nil {
 			s.errorf(fmt.Sprintf("server.trusted_proxies[%d]", i), err.Error())
