@@ -333,6 +333,8 @@ func paranoiaIndex(p int) int {
 	return min(max(p, 0), maxParanoia)
 }
 
+// inspect evaluates value v: it scans every distinct form the zone's
+// transform chains give v, then visits the candidate rules in rule order.
 func (st *evalState) inspect(v *value) {
 	rs := st.rs
 	pi := paranoiaIndex(st.pol.Paranoia)
@@ -341,7 +343,7 @@ func (st *evalState) inspect(v *value) {
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
 		clear(st.cStamp)
 		clear(st.formStamp)
-		st.maskStamp = 0
+		st.maskStamp, st.memoStamp = 0, 0
 		st.stamp = 1
 	}
 	st.tbuf = st.tbuf[:0]
