@@ -126,7 +126,7 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		slog.String("path", ex.path),
 		slog.String("query", r.URL.RawQuery),
 		slog.Int("status", status),
-		slog.Int64("bytes_in", ex.bytesIn),
+		slog.Int64("bytes_in", ex.bytesIn.Load()),
 		slog.Int64("bytes_out", rec.bytes),
 		slog.Float64("duration_ms", float64(time.Since(ex.start).Microseconds())/1000),
 		slog.String("route", ex.route),

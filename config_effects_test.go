@@ -208,6 +208,11 @@ func TestAccessLogReopenOnSIGHUP(t *testing.T) {
 	defer srv.Shutdown(context.Background())
 	c := client("h1")
 	get(c, "https://"+srv.Addr("https").String()+"/before")
+	// The line is written when the handler returns, which may be just after the client has the
+	// response: rotate only once it is there.
+	if !eventually(func() bool { b, _ := os.ReadFile(path); return bytes.Contains(b, []byte(`"path":"/before"`)) }) {
+		t.Fatal("no access log line for the first request")
+	}
 	os.Rename(path, path+".1")
 	if res := srv.Reload("sighup"); !res.OK {
 		t.Fatal(res.Problems)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"edge/fingerprint"
@@ -34,8 +35,8 @@ type exchange struct {
 	upStatus  int
 	upStart   time.Time
 	upTime    time.Duration
-	reason    string // typed reason of a deny or error, "" when served
-	bytesIn   int64
+	reason    string       // typed reason of a deny or error, "" when served
+	bytesIn   atomic.Int64 // written by whoever reads the body (a tunnel's copier may outlive the handler)
 	trustPeer bool
 	early     bool // forwarded in 0-RTT, before the handshake completed (Early-Data: 1)
 	tooEarly  bool // the backend answered 425 to the early request: send it again after the handshake
@@ -115,12 +116,14 @@ type countingBody struct {
 		Read([]byte) (int, error)
 		Close() error
 	}
-	n *int64
+	n *atomic.Int64
 }
 
 func (c countingBody) Read(p []byte) (int, error) {
 	n, err := c.rc.Read(p)
-	*c.n += int64(n)
+	if n > 0 {
+		c.n.Add(int64(n))
+	}
 	return n, err
 }
 

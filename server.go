@@ -160,6 +160,10 @@ func (s *Server) Start() error {
 	}
 	var h3 *h3Front
 	if ln, ok := bound["https"]; ok && c.Listen.HTTP3 {
+		if c.Listen.AltSvc {
+			// Set before anything serves: handlers read it without a lock.
+			s.altSvc = altSvcValue(ln.Addr().(*net.TCPAddr).Port)
+		}
 		f, err := s.startH3(ln.Addr().(*net.TCPAddr), s.term.ServerConfig([]string{"h3"}))
 		if err != nil {
 			for _, l := range bound {
@@ -168,9 +172,6 @@ func (s *Server) Start() error {
 			return err
 		}
 		h3 = f
-		if c.Listen.AltSvc {
-			s.altSvc = altSvcValue(ln.Addr().(*net.TCPAddr).Port)
-		}
 	}
 	var lbs []netip.Prefix
 	for _, p := range c.Listen.ProxyProtocolFrom {
