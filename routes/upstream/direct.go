@@ -48,6 +48,7 @@ type directConn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
+	read      int64 // bytes read from the connection in the current exchange
 }
 
 func directEligible(req *http.Request) bool {
@@ -64,12 +65,39 @@ func (t *directH1) RoundTrip(req *http.Request) (*http.Response, error) {
 		// With max_conns_per_server the Transport alone counts and queues connections.
 		return t.fallback.RoundTrip(req)
 	}
-	pc, err := t.get(req.Context())
-	if err != nil {
-		closeReqBody(req)
+	for attempt := 0; ; attempt++ {
+		pc, reused, err := t.get(req.Context())
+		if err != nil {
+			closeReqBody(req)
+			return nil, err
+		}
+		resp, err := t.exchange(req, pc)
+		if err == nil {
+			return resp, nil
+		}
+		// A reused connection the server closed between the liveness peek and the request fails with
+		// no byte of a response: a bodiless idempotent request goes once more on a fresh connection,
+		// as net/http's Transport does. Anything else is the pool's to retry or report.
+		if attempt == 0 && reused && pc.read == 0 && replayable(req) && req.Context().Err() == nil && !isTimeout(err) {
+			continue
+		}
 		return nil, err
 	}
+}
+
+// replayable: an idempotent method without a body.
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodDelete:
+		return req.Body == nil || req.Body == http.NoBody
+	}
+	return false
+}
+
+// exchange writes req on pc and reads the response headers.
+func (t *directH1) exchange(req *http.Request, pc *directConn) (*http.Response, error) {
 	ctx := req.Context()
+	pc.read = 0
 	stop := context.AfterFunc(ctx, func() { pc.conn.SetDeadline(time.Unix(1, 0)) })
 	fail := func(err error) (*http.Response, error) {
 		stop()
@@ -89,6 +117,7 @@ func (t *directH1) RoundTrip(req *http.Request) (*http.Response, error) {
 		pc.conn.SetReadDeadline(time.Now().Add(t.headerTimeout))
 	}
 	var resp *http.Response
+	var err error
 	for {
 		resp, err = http.ReadResponse(pc.br, req)
 		if err != nil {
@@ -131,7 +160,7 @@ func closeReqBody(req *http.Request) {
 }
 
 // get returns an idle connection that is still open, or a new one.
-func (t *directH1) get(ctx context.Context) (*directConn, error) {
+func (t *directH1) get(ctx context.Context) (pc *directConn, reused bool, err error) {
 	now := time.Now()
 	for {
 		t.mu.Lock()
@@ -145,15 +174,29 @@ func (t *directH1) get(ctx context.Context) (*directConn, error) {
 		t.idle = t.idle[:n-1]
 		t.mu.Unlock()
 		if now.Sub(pc.idleSince) < t.idleTimeout && alive(pc.raw) {
-			return pc, nil
+			return pc, true, nil
 		}
 		pc.conn.Close()
 	}
 	c, raw, err := t.dialConn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return &directConn{conn: c, raw: raw, br: bufio.NewReaderSize(c, 4<<10), bw: bufio.NewWriterSize(c, 4<<10)}, nil
+	pc = &directConn{conn: c, raw: raw, bw: bufio.NewWriterSize(c, 4<<10)}
+	pc.br = bufio.NewReaderSize(countingReader{c, &pc.read}, 4<<10)
+	return pc, false, nil
+}
+
+// countingReader counts the bytes a connection delivered during the current exchange.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 func (t *directH1) dialConn(ctx context.Context) (net.Conn, net.Conn, error) {

@@ -218,3 +218,49 @@ func TestDirectEligibility(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectReplaysOnDeadReusedConn: when a reused connection dies before any byte of a response
+// (the server closed it between the liveness peek and the request), a bodiless GET goes once more on
+// a fresh connection; a POST is never sent twice.
+func TestDirectReplaysOnDeadReusedConn(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		wantOK bool
+	}{{"GET", true}, {"POST", false}} {
+		t.Run(tc.method, func(t *testing.T) {
+			var served atomic.Int64
+			addr, conns := rawOrigin(t, func(n int64, req *http.Request, w *bufio.Writer) bool {
+				if n == 1 && req.URL.Path == "/second" {
+					return false // drop the connection without answering
+				}
+				served.Add(1)
+				fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				return true
+			})
+			cfg := testConfig(ProtoH1, addr)
+			cfg.MaxAttempts = 1 // the pool does not retry: this is the transport's own replay
+			p := mustPool(t, cfg, options{})
+			if _, b, err := do(t, p, "GET", "/first", nil); err != nil || string(b) != "ok" {
+				t.Fatal(err, string(b))
+			}
+			var body io.Reader
+			if tc.method == "POST" {
+				body = strings.NewReader("x=1")
+			}
+			req, _ := http.NewRequest(tc.method, "http://backend/second", body)
+			resp, err := p.RoundTrip(req)
+			if tc.wantOK {
+				if err != nil {
+					t.Fatalf("GET on a dead reused connection: %v", err)
+				}
+				resp.Body.Close()
+				if conns.Load() != 2 || served.Load() != 2 {
+					t.Errorf("connections %d, served %d; want 2 and 2", conns.Load(), served.Load())
+				}
+			} else if err == nil {
+				resp.Body.Close()
+				t.Error("POST on a dead reused connection was sent again")
+			}
+		})
+	}
+}
