@@ -119,6 +119,8 @@ var (
 		"Whether unvalidated QUIC connection attempts are over listen.http3_retry_flood_per_second (1) or not (0).", nil, nil)
 	descProxyProtocol = prometheus.NewDesc("edge_proxy_protocol_total",
 		"Connections from listen.proxy_protocol_from peers by result: applied (header read) or rejected (missing or malformed header, connection closed).", []string{"result"}, nil)
+	descEarlyData = prometheus.NewDesc("edge_early_data_requests_total",
+		"HTTP/3 requests received in 0-RTT by outcome: forwarded early (Early-Data: 1), waited for the handshake, or sent again after a backend's 425.", []string{"outcome"}, nil)
 	descQUICFloods = prometheus.NewDesc("edge_quic_handshake_floods_total",
 		"Times the QUIC handshake flood state was entered.", nil, nil)
 )
@@ -133,7 +135,7 @@ var collectorDescs = []*prometheus.Desc{
 	descUpstreamHealthy, descUpstreamEjected, descUpstreamWeight, descUpstreamInFlight, descUpstreamRequests,
 	descUpstreamErrors, descUpstreamEject, descUpstreamConns, descUpstreamDials,
 	descFPEntries, descLastReloadOK, descLastReloadTime,
-	descQUICRetries, descQUICFlood, descQUICFloods, descProxyProtocol,
+	descQUICRetries, descQUICFlood, descQUICFloods, descProxyProtocol, descEarlyData,
 }
 
 // registerCollectors registers the leaves' statistics on the metrics registry. Calling it again is
@@ -177,6 +179,9 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(ch, descQUICFlood, boolFloat(s.retry.inFlood(time.Now())))
 	counter(ch, descQUICFloods, s.retry.floods.Load())
+	for i := range s.early {
+		counter(ch, descEarlyData, s.early[i].Load(), earlyOutcomeNames[i])
+	}
 	var applied, rejected uint64
 	s.mu.Lock()
 	for _, pl := range s.proxyListeners {

@@ -81,6 +81,7 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 		// completed the request cannot be a replay: it is sent again, without Early-Data (it has no
 		// body, so nothing was consumed).
 		ex.tooEarly, ex.early = false, false
+		b.srv.early[earlyRetried].Add(1)
 		if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil || ex.bytesIn.Load() > 0 {
 			b.srv.deny(w, r, ex, denyTooEarly, "backend answered 425 and the handshake did not complete")
 		} else {

@@ -94,6 +94,18 @@ func (s *Server) verifySourceAddress(addr net.Addr) bool {
 //     unsafe request is never processed (a replayer cannot complete the handshake).
 // A client's own Early-Data header is removed unless the peer is a trusted proxy.
 
+// earlyOutcome counts what happened to requests that arrived in 0-RTT.
+type earlyOutcome int
+
+const (
+	earlyForwarded earlyOutcome = iota // went on before the handshake, with Early-Data: 1
+	earlyWaited                        // not safe to replay: waited for the handshake
+	earlyRetried                       // the backend answered 425; sent again after the handshake
+	numEarlyOutcomes
+)
+
+var earlyOutcomeNames = [numEarlyOutcomes]string{"forwarded", "waited", "retried_after_425"}
+
 // earlyHandshake is the channel closed when the connection's handshake completes, or nil when the
 // request is not early.
 func (ex *exchange) earlyHandshake() <-chan struct{} {

@@ -228,6 +228,9 @@ func TestHTTP3EarlyData(t *testing.T) {
 		if got := o.requests(); len(got) != 2 || got[0] != "GET " || got[1] != "GET 1" {
 			t.Errorf("origin saw %q, want [\"GET \" \"GET 1\"] (warm-up after the handshake, then early)", got)
 		}
+		if v, _ := metricValue(scrape(t, e), "edge_early_data_requests_total", `outcome="forwarded"`); v != 1 {
+			t.Errorf("edge_early_data_requests_total{outcome=forwarded} = %v, want 1", v)
+		}
 		// The connection's facts are known in 0-RTT too: the group from the server's key share, the
 		// JA4 from the ClientHello that carried the early data.
 		for _, g := range o.groups {
@@ -256,6 +259,9 @@ func TestHTTP3EarlyData(t *testing.T) {
 		}
 		if got := o.requests(); strings.Join(got, ",") != "GET ,GET 1,GET " {
 			t.Errorf("origin saw %q, want warm-up, early attempt, retry without Early-Data", got)
+		}
+		if v, _ := metricValue(scrape(t, e), "edge_early_data_requests_total", `outcome="retried_after_425"`); v != 1 {
+			t.Errorf("edge_early_data_requests_total{outcome=retried_after_425} = %v, want 1", v)
 		}
 	})
 }

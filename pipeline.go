@@ -91,6 +91,8 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 		case awaitHandshake(r.Context(), done) != nil:
 			s.deny(w, r, ex, denyTooEarly, "handshake did not complete")
 			return
+		default:
+			s.early[earlyWaited].Add(1)
 		}
 	}
 	if r.Method == http.MethodConnect && !isExtendedConnect(r) {
@@ -186,6 +188,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, r
 			return
 		}
 		ex.early = false
+		s.early[earlyWaited].Add(1)
+	}
+	if ex.early {
+		s.early[earlyForwarded].Add(1)
 	}
 	ctx := withExchange(r.Context(), ex)
 	if b.cfg.LB == upstream.LBHashIP {

@@ -44,6 +44,7 @@ type Server struct {
 
 	quicHellos quicHellos
 	retry      retryGate // QUIC address validation (listen.http3_retry)
+	early      [numEarlyOutcomes]atomic.Uint64
 
 	proxyListeners []*proxyproto.Listener // listen.proxy_protocol_from, for their counters
 
