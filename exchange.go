@@ -24,6 +24,7 @@ type exchange struct {
 	id        string
 	proto     string // "h1", "h2", "h3"
 	scheme    string // "https" or "http"
+	altSvc    string // Alt-Svc for this request's responses, "" when none
 	peer      netip.Addr
 	client    netip.Addr
 	host      string // canonical host
@@ -71,34 +72,48 @@ func protoLabel(r *http.Request) string {
 	return "h1"
 }
 
-// recorder wraps the client's ResponseWriter to learn the status and byte count. Unwrap lets
+// recorder wraps the client's ResponseWriter to learn the status and byte count, and is the one
+// place the headers edge puts on every response it sends (Edge-Request-Id, and Alt-Svc over TCP)
+// are set: whatever wrote the rest of the header — the pipeline, an error, a backend's response
+// copied by ReverseProxy — they are set once, as the header goes out. Unwrap lets
 // http.ResponseController reach Flush, Hijack and deadlines of the underlying writer.
 type recorder struct {
 	http.ResponseWriter
+	id     string // Edge-Request-Id
+	altSvc string // Alt-Svc value, "" when not advertised on this response
 	status int
 	bytes  int64
 }
 
 func (rec *recorder) WriteHeader(code int) {
+	h := rec.Header()
+	h.Set(hdrRequestID, rec.id)
+	if rec.altSvc != "" {
+		h.Set("Alt-Svc", rec.altSvc)
+	}
 	if rec.status == 0 || (rec.status >= 100 && rec.status < 200) {
 		rec.status = code
 	}
 	rec.ResponseWriter.WriteHeader(code)
 }
 
-func (rec *recorder) Write(p []byte) (int, error) {
-	if rec.status == 0 {
-		rec.status = http.StatusOK
+// implicitOK sends the header the underlying writer would send implicitly on a first Write or
+// Flush, through WriteHeader, so it carries edge's headers.
+func (rec *recorder) implicitOK() {
+	if rec.status < 200 {
+		rec.WriteHeader(http.StatusOK)
 	}
+}
+
+func (rec *recorder) Write(p []byte) (int, error) {
+	rec.implicitOK()
 	n, err := rec.ResponseWriter.Write(p)
 	rec.bytes += int64(n)
 	return n, err
 }
 
 func (rec *recorder) Flush() {
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
+	rec.implicitOK()
 	if f, ok := rec.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -69,12 +69,6 @@ func (bp *bufferPool) Put(b []byte) {
 func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	ex.upStart = time.Now()
-	// The headers edge adds to every response are set on the backend's response (modifyResponse)
-	// or on edge's own error (fail), and ReverseProxy adds the backend's headers to these: set here
-	// as well, they would be sent twice.
-	h := w.Header()
-	h.Del(hdrRequestID)
-	h.Del("Alt-Svc")
 	b.proxy.ServeHTTP(w, r)
 	if ex.tooEarly {
 		// The backend answered 425 to the request forwarded in 0-RTT. Once the handshake has
@@ -192,11 +186,11 @@ func (b *backend) modifyResponse(resp *http.Response) error {
 	if resp.StatusCode == http.StatusTooEarly && ex.early {
 		return errTooEarly
 	}
-	// ReverseProxy clears the response header map after relaying a 1xx (100 Continue), so the
-	// headers edge adds to every response are set again on the final one.
+	// The recorder sets edge's own headers as any response goes out; a 101 is the exception:
+	// ReverseProxy writes it on the hijacked connection from these headers.
 	resp.Header.Set(hdrRequestID, ex.id)
-	if alt := b.srv.altSvc; alt != "" && ex.scheme == "https" && ex.proto != "h3" {
-		resp.Header.Set("Alt-Svc", alt)
+	if ex.altSvc != "" {
+		resp.Header.Set("Alt-Svc", ex.altSvc)
 	}
 	srv := ex.snap.cfg.Server
 	switch srv.ServerHeader {
@@ -236,9 +230,6 @@ func viaValue(major, minor int) string {
 // 502 otherwise).
 func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	ex := exchangeFrom(r.Context())
-	if alt := b.srv.altSvc; alt != "" && ex.scheme == "https" && ex.proto != "h3" {
-		w.Header().Set("Alt-Svc", alt)
-	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

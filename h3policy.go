@@ -106,17 +106,16 @@ const (
 
 var earlyOutcomeNames = [numEarlyOutcomes]string{"forwarded", "waited", "retried_after_425"}
 
-// earlyHandshake is the channel closed when the connection's handshake completes, or nil when the
-// request is not early.
-func (ex *exchange) earlyHandshake() <-chan struct{} {
+// inEarlyData reports whether the request arrived before its connection's handshake completed.
+func (ex *exchange) inEarlyData() bool {
 	if ex.conn == nil || ex.conn.handshakeDone == nil {
-		return nil
+		return false
 	}
 	select {
 	case <-ex.conn.handshakeDone:
-		return nil
+		return false
 	default:
-		return ex.conn.handshakeDone
+		return true
 	}
 }
 
@@ -130,6 +129,18 @@ func earlyForwardable(r *http.Request) bool {
 		return r.ContentLength <= 0
 	}
 	return false
+}
+
+// awaitEarly makes an early request wait for its connection's handshake, after which it is no
+// longer early. It reports false, having answered 425, when the handshake does not complete.
+func (s *Server) awaitEarly(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+	if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil {
+		s.deny(w, r, ex, denyTooEarly, "handshake did not complete")
+		return false
+	}
+	ex.early = false
+	s.early[earlyWaited].Add(1)
+	return true
 }
 
 // awaitHandshake waits until the connection's handshake completes or the request ends.

@@ -179,7 +179,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 		conn.FingerprintClass = ex.fpMatch.Class.String()
 	}
 	hasBody := r.Body != nil && r.Body != http.NoBody && !isExtendedConnect(r)
-	if hasBody && p.BodyLimitBytes > 0 && r.Header.Get("Expect") != "" && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+	if hasBody && p.BodyLimitBytes > 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 		// The client waits for 100 Continue before sending its body, and reading the body is what
 		// sends the 100: a request its headers alone condemn is refused first, so the client never
 		// uploads it.

@@ -31,12 +31,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 		proto:  protoLabel(r),
 		scheme: scheme,
 	}
-	rec := &recorder{ResponseWriter: w}
-	defer s.recoverPanic(rec, r, ex)
-	rec.Header().Set(hdrRequestID, ex.id)
-	if s.altSvc != "" && scheme == "https" && ex.proto != "h3" {
-		rec.Header().Set("Alt-Svc", s.altSvc)
+	if scheme == "https" && ex.proto != "h3" {
+		ex.altSvc = s.altSvc // HTTP/3 is advertised on TCP responses
 	}
+	rec := &recorder{ResponseWriter: w, id: ex.id, altSvc: ex.altSvc}
+	defer s.recoverPanic(rec, r, ex)
 	stripEdgeHeaders(r.Header)
 	normalizeExtendedConnect(r)
 	if body := r.Body; body != nil && body != http.NoBody {
@@ -84,15 +83,10 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	if !ex.trustPeer {
 		r.Header.Del("Early-Data")
 	}
-	if done := ex.earlyHandshake(); done != nil {
-		switch {
-		case earlyForwardable(r):
-			ex.early = true
-		case awaitHandshake(r.Context(), done) != nil:
-			s.deny(w, r, ex, denyTooEarly, "handshake did not complete")
+	if ex.inEarlyData() {
+		ex.early = true
+		if !earlyForwardable(r) && !s.awaitEarly(w, r, ex) {
 			return
-		default:
-			s.early[earlyWaited].Add(1)
 		}
 	}
 	if r.Method == http.MethodConnect && !isExtendedConnect(r) {
@@ -180,15 +174,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, r
 		b.serveTunnel(w, r, ex, rt.Timeout)
 		return
 	}
-	if ex.early && r.ContentLength != 0 {
-		// The early request has a body after all (or one of unknown length): it waits for the
-		// handshake like any other request that is not safe to replay.
-		if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil {
-			s.deny(w, r, ex, denyTooEarly, "handshake did not complete")
-			return
-		}
-		ex.early = false
-		s.early[earlyWaited].Add(1)
+	// An early request with a body after all (or one of unknown length) waits for the handshake
+	// like any other request that is not safe to replay.
+	if ex.early && r.ContentLength != 0 && !s.awaitEarly(w, r, ex) {
+		return
 	}
 	if ex.early {
 		s.early[earlyForwarded].Add(1)

@@ -85,11 +85,6 @@ func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchan
 	out.Body, out.ContentLength, out.GetBody = nil, 0, nil
 	out.Header.Del(":protocol")
 	removeHopHeaders(out.Header)
-	for k := range out.Header {
-		if strings.HasPrefix(k, "Sec-Websocket-Accept") {
-			delete(out.Header, k)
-		}
-	}
 	b.rewrite(&httputil.ProxyRequest{In: r, Out: out})
 	out.Header.Set("Connection", "Upgrade")
 	out.Header.Set("Upgrade", "websocket")
@@ -112,7 +107,9 @@ func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchan
 		// The origin refused the WebSocket (401, 403, 404…): the client gets that answer.
 		copyResponseHeader(w.Header(), resp.Header)
 		w.WriteHeader(resp.StatusCode)
-		_, _ = io.CopyBuffer(w, resp.Body, make([]byte, 8<<10))
+		buf := copyBuffers.Get()
+		_, _ = io.CopyBuffer(w, resp.Body, buf)
+		copyBuffers.Put(buf)
 		return
 	}
 	conn, ok := resp.Body.(io.ReadWriteCloser)
