@@ -11,7 +11,6 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -26,7 +25,6 @@ import (
 type directH1 struct {
 	fallback      *http.Transport
 	dial          func(ctx context.Context) (net.Conn, error)
-	open          *atomic.Int64 // the server's open connections, both paths together
 	maxIdle       int
 	maxConns      int
 	idleTimeout   time.Duration
@@ -85,13 +83,9 @@ func (t *directH1) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
-// replayable: an idempotent method without a body.
+// replayable: an idempotent method without a body (the body was consumed by the failed attempt).
 func replayable(req *http.Request) bool {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodDelete:
-		return req.Body == nil || req.Body == http.NoBody
-	}
-	return false
+	return idempotent(req.Method) && (req.Body == nil || req.Body == http.NoBody)
 }
 
 // exchange writes req on pc and reads the response headers.
@@ -205,8 +199,8 @@ func (t *directH1) dialConn(ctx context.Context) (net.Conn, net.Conn, error) {
 		return nil, nil, err
 	}
 	raw := c
-	if tc, ok := raw.(*tlsCounted); ok {
-		raw = tc.raw
+	if tc, ok := raw.(*tls.Conn); ok {
+		raw = tc.NetConn()
 	}
 	if cc, ok := raw.(*countedConn); ok {
 		raw = cc.Conn
@@ -316,10 +310,9 @@ func (b *directBody) finish(eof bool) {
 }
 
 // newDirectH1 wraps the Transport of an h1 or h1-tls server.
-func newDirectH1(cfg *BackendConfig, fallback *http.Transport, tc *tls.Config, addr string, open *atomic.Int64) *directH1 {
+func newDirectH1(cfg *BackendConfig, fallback *http.Transport, tc *tls.Config, addr string) *directH1 {
 	t := &directH1{
 		fallback:      fallback,
-		open:          open,
 		maxIdle:       cfg.MaxIdlePerServer,
 		maxConns:      cfg.MaxConnsPerServer,
 		idleTimeout:   ms(cfg.IdleTimeoutMS),
@@ -344,13 +337,7 @@ func newDirectH1(cfg *BackendConfig, fallback *http.Transport, tc *tls.Config, a
 			c.Close()
 			return nil, classifyDial(err)
 		}
-		return &tlsCounted{Conn: tlsConn, raw: c}, nil
+		return tlsConn, nil
 	}
 	return t
-}
-
-// tlsCounted is a TLS connection that remembers the counted TCP connection under it.
-type tlsCounted struct {
-	*tls.Conn
-	raw net.Conn
 }

@@ -247,9 +247,7 @@ func (p *Pool) fail(s *server) {
 
 // retryable reports whether a failed attempt may be repeated on another server.
 func retryable(req *http.Request, err error) bool {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
-	default:
+	if !idempotent(req.Method) {
 		return false
 	}
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
@@ -264,6 +262,15 @@ func retryable(req *http.Request, err error) bool {
 		return true
 	}
 	return !isTimeout(err)
+}
+
+// idempotent reports whether a method may be sent twice (RFC 9110 §9.2.2).
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
 }
 
 // trackedBody ends the in-flight count of its server when the body is closed or read to EOF.

@@ -100,7 +100,7 @@ func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) 
 		if cfg.Protocol == ProtoH1TLS {
 			dtc = tc
 		}
-		d := newDirectH1(cfg, t, dtc, s.addr, &s.conns)
+		d := newDirectH1(cfg, t, dtc, s.addr)
 		return d, d.closeIdle
 	}
 	return t, t.CloseIdleConnections
