@@ -25,13 +25,9 @@ type h3Front struct {
 	srv *http3.Server
 }
 
-// startH3 binds UDP on the host and port the https listener got (so port 0 in tests still yields
-// one shared port number) and serves HTTP/3 on it.
-func (s *Server) startH3(tcpAddr *net.TCPAddr, tlsCfg *stdtls.Config) (*h3Front, error) {
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: tcpAddr.IP, Port: tcpAddr.Port, Zone: tcpAddr.Zone})
-	if err != nil {
-		return nil, fmt.Errorf("listen.https (udp for http/3): %w", err)
-	}
+// startH3 serves HTTP/3 on udp, bound to the https listener's port (listenTCPAndUDP).
+func (s *Server) startH3(udp *net.UDPConn, tlsCfg *stdtls.Config) (*h3Front, error) {
+	var err error
 	f := &h3Front{udp: udp, tr: &quic.Transport{
 		Conn: udp,
 		// The connection limiter refuses QUIC connections before the handshake, and asks quic-go for

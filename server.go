@@ -149,11 +149,21 @@ func (s *Server) Start() error {
 		specs = append(specs, lspec{"admin", c.Listen.Admin, s.adminHandler(), false})
 	}
 	bound := map[string]net.Listener{}
+	var udp *net.UDPConn
 	for _, sp := range specs {
-		ln, err := net.Listen("tcp", sp.addr)
+		var ln net.Listener
+		var err error
+		if sp.name == "https" && c.Listen.HTTP3 {
+			ln, udp, err = listenTCPAndUDP(sp.addr)
+		} else {
+			ln, err = net.Listen("tcp", sp.addr)
+		}
 		if err != nil {
 			for _, l := range bound {
 				l.Close()
+			}
+			if udp != nil {
+				udp.Close()
 			}
 			return fmt.Errorf("listen.%s: %w", sp.name, err)
 		}
@@ -165,7 +175,7 @@ func (s *Server) Start() error {
 			// Set before anything serves: handlers read it without a lock.
 			s.altSvc = altSvcValue(ln.Addr().(*net.TCPAddr).Port)
 		}
-		f, err := s.startH3(ln.Addr().(*net.TCPAddr), s.term.ServerConfig([]string{"h3"}))
+		f, err := s.startH3(udp, s.term.ServerConfig([]string{"h3"}))
 		if err != nil {
 			for _, l := range bound {
 				l.Close()
@@ -351,4 +361,33 @@ func (s *Server) adminHandler() http.Handler {
 		_, _ = io.WriteString(w, "ready\n")
 	})
 	return mux
+}
+
+// listenTCPAndUDP binds the https listener's TCP port and the same UDP port for HTTP/3. With port 0
+// the kernel picks a free TCP port whose UDP twin may already be taken (by any UDP socket, a QUIC
+// client's included), so an ephemeral pair is retried a few times; a fixed port is tried once and
+// its error reported as is.
+func listenTCPAndUDP(addr string) (net.Listener, *net.UDPConn, error) {
+	_, port, _ := net.SplitHostPort(addr)
+	attempts := 1
+	if port == "0" {
+		attempts = 20
+	}
+	var err error
+	for range attempts {
+		var ln net.Listener
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		ta := ln.Addr().(*net.TCPAddr)
+		var udp *net.UDPConn
+		udp, err = net.ListenUDP("udp", &net.UDPAddr{IP: ta.IP, Port: ta.Port, Zone: ta.Zone})
+		if err == nil {
+			return ln, udp, nil
+		}
+		ln.Close()
+		err = fmt.Errorf("udp for http/3: %w", err)
+	}
+	return nil, nil, err
 }
