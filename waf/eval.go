@@ -10,6 +10,7 @@ import (
 // value is one inspected request value.
 type value struct {
 	zone       zone
+	slot       slot
 	structural bool // a protocol-plumbing header, skipped by "inputs"
 	name       []byte
 	data       []byte
@@ -44,7 +45,8 @@ type evalState struct {
 	nforms    int32
 	formBits  []uint64 // per form: the prefilter keys found (keyWords each)
 	formStamp []uint32
-	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: rs.ac)
+	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: the slot's)
+	ac        *acMatcher   // the current value's slot automaton
 	stamp     uint32
 	seen      []uint32 // per automaton state (ac, then acRaw): scan stamp
 	scanStamp uint32
@@ -89,7 +91,7 @@ func (rs *RuleSet) getState() *evalState {
 		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
 		formAC:    make([]*acMatcher, n),
-		seen:      make([]uint32, rs.ac.states()+rs.acRaw.states()),
+		seen:      make([]uint32, rs.maxStates+rs.acRaw.states()),
 		cand:      make([]uint64, rs.words),
 		hit:       make([]uint64, rs.words),
 	}
@@ -287,13 +289,13 @@ func (st *evalState) keys(f int32, data []byte, trigger bool) []uint64 {
 		clear(st.seen)
 		st.scanStamp = 1
 	}
-	n := st.rs.ac.states()
+	n := st.rs.maxStates
 	if ac := st.formAC[f]; ac != nil && f != 0 {
 		// A form only rules of one transform read (base64_scan's
 		// decodings): their keys alone.
 		ac.scan(data, bits, true, nil, 0)
-	} else if st.rs.ac != nil {
-		st.rs.ac.scan(data, bits, true, st.seen[:n], st.scanStamp)
+	} else if st.ac != nil {
+		st.ac.scan(data, bits, true, st.seen[:n], st.scanStamp)
 	}
 	if st.rs.acRaw != nil {
 		st.rs.acRaw.scan(data, bits, false, st.seen[n:], st.scanStamp)
@@ -338,7 +340,8 @@ func paranoiaIndex(p int) int {
 func (st *evalState) inspect(v *value) {
 	rs := st.rs
 	pi := paranoiaIndex(st.pol.Paranoia)
-	zr := rs.zoneRules[pi][v.zone]
+	zr := rs.zoneRules[pi][v.slot]
+	st.ac = rs.slotAC[v.slot]
 	st.stamp++
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
 		clear(st.cStamp)
@@ -355,9 +358,9 @@ func (st *evalState) inspect(v *value) {
 	} else {
 		// Candidates: the rules without prefilter, plus those whose
 		// trigger key occurs in some form of the value.
-		copy(cand, rs.zoneAlways[pi][v.zone])
+		copy(cand, rs.zoneAlways[pi][v.slot])
 		st.keys(0, v.data, true)
-		for _, c := range rs.zoneChains[v.zone] {
+		for _, c := range rs.zoneChains[v.slot] {
 			// A lowercase step keeps its input's form (the scan folds
 			// case): scan the input and compute the lowercase output
 			// only if a rule's matcher needs it.

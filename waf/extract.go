@@ -13,7 +13,11 @@ func (st *evalState) add(z zone, name, data []byte) {
 	if len(st.rs.byZone[z]) == 0 {
 		return
 	}
-	st.values = append(st.values, value{zone: z, name: name, data: data, structural: z == zoneHeader && structuralHeader(name)})
+	v := value{zone: z, slot: z, name: name, data: data}
+	if z == zoneHeader && structuralHeader(name) {
+		v.structural, v.slot = true, slotStructural
+	}
+	st.values = append(st.values, v)
 }
 
 var (

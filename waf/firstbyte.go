@@ -114,3 +114,15 @@ func matchStart(expr string) (byteSet, bool) {
 	set, nullable, ok := firstBytes(re.Simplify())
 	return set, ok && !nullable
 }
+
+// rareStart reports whether a start set leaves out letters, digits and
+// blanks: the bytes ordinary text is made of, so positions holding one of
+// its bytes are few.
+func rareStart(s *byteSet) bool {
+	for _, c := range []byte(" abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") {
+		if s.has(c) {
+			return false
+		}
+	}
+	return true
+}

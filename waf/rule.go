@@ -44,6 +44,7 @@ type Rule struct {
 	re      *regexp.Regexp
 	start   byteSet // bytes every match of re starts with (when skip)
 	skip    bool    // the search may start at the first byte in start
+	anch    *regexp.Regexp // ^(?:re), tried at each start byte (rare start bytes)
 	lits    [][]byte
 	equals  map[string]struct{}
 	det     detectorFunc
@@ -201,6 +202,14 @@ func (r *Rule) compile() error {
 		}
 		r.re = re
 		r.start, r.skip = matchStart(r.Regex)
+		r.anch = nil
+		if r.skip && rareStart(&r.start) {
+			// Every match begins by consuming a byte of start and no
+			// assertion looks behind it, so a match at i is a match of
+			// ^(?:re) on data[i:]: only the few positions holding a start
+			// byte are tried.
+			r.anch = regexp.MustCompile(`^(?:` + r.Regex + `)`)
+		}
 	}
 	if len(r.Literals) > 0 {
 		n++
@@ -297,6 +306,18 @@ func (r *Rule) matchValue(st *evalState, data []byte) (int, int, bool) {
 
 func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
 	switch {
+	case r.anch != nil && (st == nil || !st.rs.noFilter):
+		for off := 0; off < len(data); off++ {
+			i := r.start.index(data[off:])
+			if i < 0 {
+				break
+			}
+			off += i
+			if loc := r.anch.FindIndex(data[off:]); loc != nil {
+				return off, off + loc[1], true
+			}
+		}
+		return 0, 0, false
 	case r.re != nil:
 		off := 0
 		if r.skip && (st == nil || !st.rs.noFilter) {

@@ -26,13 +26,19 @@ type RuleSet struct {
 	keyRule  []int32    // rule of each key
 	trigKeys []uint64
 	words    int // uint64 words in a rule bitset
-	// zoneRules and zoneAlways are, per paranoia level (0–4) and zone, the
+	// zoneRules and zoneAlways are, per paranoia level (0–4) and slot, the
 	// rules that may run, and those of them that have no prefilter.
-	zoneRules  [maxParanoia + 1][numZones][]uint64
-	zoneAlways [maxParanoia + 1][numZones][]uint64
-	// zoneChains lists, per zone, every transform chain its rules use, in
+	zoneRules  [maxParanoia + 1][numSlots][]uint64
+	zoneAlways [maxParanoia + 1][numSlots][]uint64
+	// zoneChains lists, per slot, every transform chain its rules use, in
 	// ascending order (parents first).
-	zoneChains [numZones][]int
+	zoneChains [numSlots][]int
+	// slotAC is, per slot, the compact automaton holding just the keys of
+	// the slot's rules (shared between slots with the same rules; ac itself
+	// when the slot has most of them): fewer states to miss cache on and no
+	// outputs for rules that cannot run there.
+	slotAC    [numSlots]*acMatcher
+	maxStates int // the most states of any compact automaton
 	noFilter   bool
 	pool       sync.Pool
 }
@@ -122,8 +128,8 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 		}
 	}
 	rs.words = (len(rs.rules) + 63) / 64
-	rs.buildPrefilters()
-	rs.buildZones()
+	compactPs := rs.buildPrefilters()
+	rs.buildZones(compactPs)
 	return rs, nil
 }
 
@@ -147,7 +153,7 @@ func (rs *RuleSet) intern(parent int, name string) int {
 // admitted for a form when all keys of one of its alternatives are found,
 // and the first key of each alternative is a trigger that makes the rule a
 // candidate.
-func (rs *RuleSet) buildPrefilters() {
+func (rs *RuleSet) buildPrefilters() []acPattern {
 	var compactPs, rawPs []acPattern
 	rs.keyRule = rs.keyRule[:0]
 	for _, r := range rs.rules {
@@ -216,6 +222,7 @@ func (rs *RuleSet) buildPrefilters() {
 		rs.acRaw = buildAC(rawPs)
 	}
 	rs.buildTransformACs(compactPs)
+	return compactPs
 }
 
 // ownScan lists transforms whose outputs get an automaton of their own:
@@ -278,32 +285,84 @@ func literalKeys(lits [][]byte, pre, post string) []keySets {
 	return []keySets{{sets: [][]string{set}}}
 }
 
-// buildZones fills zoneRules, zoneAlways and zoneChains.
-func (rs *RuleSet) buildZones() {
-	for z := zone(1); z < numZones; z++ {
+// buildZones fills zoneRules, zoneAlways, zoneChains and slotAC.
+func (rs *RuleSet) buildZones(compactPs []acPattern) {
+	shared := map[string]*acMatcher{}
+	rs.maxStates = rs.ac.states()
+	for sl := slot(1); sl < numSlots; sl++ {
 		used := make([]bool, len(rs.chains))
 		for p := 0; p <= maxParanoia; p++ {
-			rs.zoneRules[p][z] = make([]uint64, rs.words)
-			rs.zoneAlways[p][z] = make([]uint64, rs.words)
+			rs.zoneRules[p][sl] = make([]uint64, rs.words)
+			rs.zoneAlways[p][sl] = make([]uint64, rs.words)
 		}
-		for _, ri := range rs.byZone[z] {
+		in := make([]bool, len(rs.rules))
+		for _, ri := range rs.slotRules(sl) {
 			r := rs.rules[ri]
+			in[ri] = true
 			for _, c := range r.chains {
 				used[c] = true
 			}
 			for p := r.Paranoia; p <= maxParanoia; p++ {
-				rs.zoneRules[p][z][ri>>6] |= 1 << (uint(ri) & 63)
+				rs.zoneRules[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
 				if !r.pf {
-					rs.zoneAlways[p][z][ri>>6] |= 1 << (uint(ri) & 63)
+					rs.zoneAlways[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
 				}
 			}
 		}
 		for c := 1; c < len(rs.chains); c++ {
 			if used[c] {
-				rs.zoneChains[z] = append(rs.zoneChains[z], c)
+				rs.zoneChains[sl] = append(rs.zoneChains[sl], c)
+			}
+		}
+		var ps []acPattern
+		for _, p := range compactPs {
+			if in[rs.keyRule[p.rule]] {
+				ps = append(ps, p)
+			}
+		}
+		switch {
+		case 2*len(ps) > len(compactPs):
+			// Most of the keys: a second large automaton would cost
+			// megabytes for little gain.
+			rs.slotAC[sl] = rs.ac
+		case len(ps) > 0:
+			sig := string(bitsetBytes(rs.zoneRules[maxParanoia][sl]))
+			if shared[sig] == nil {
+				shared[sig] = buildAC(ps)
+			}
+			rs.slotAC[sl] = shared[sig]
+			rs.maxStates = max(rs.maxStates, shared[sig].states())
+		}
+	}
+}
+
+// slotRules returns the indices of the rules that may inspect values of
+// slot sl, in rule order: a zone's, and for structural headers those
+// header rules that do not come from the "inputs" group alone.
+func (rs *RuleSet) slotRules(sl slot) []int {
+	if sl != slotStructural {
+		return rs.byZone[sl]
+	}
+	var out []int
+	for _, ri := range rs.byZone[zoneHeader] {
+		for _, t := range rs.rules[ri].include {
+			if t.mask&(1<<zoneHeader) != 0 && !t.inputs {
+				out = append(out, ri)
+				break
 			}
 		}
 	}
+	return out
+}
+
+func bitsetBytes(b []uint64) []byte {
+	out := make([]byte, 0, 8*len(b))
+	for _, x := range b {
+		for i := 0; i < 8; i++ {
+			out = append(out, byte(x>>(8*i)))
+		}
+	}
+	return out
 }
 
 // Rules returns the rules in load order.
@@ -326,5 +385,6 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, zoneChains: rs.zoneChains, noFilter: true}
+		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, zoneChains: rs.zoneChains, slotAC: rs.slotAC,
+		maxStates: rs.maxStates, noFilter: true}
 }

@@ -115,6 +115,16 @@ func parseTargetMask(s string) (zoneMask, string, bool) {
 	return m, strings.ToLower(name), true
 }
 
+// slot selects the rules, chains and automaton that inspect a value: its
+// zone, except that structural headers have a slot of their own (the
+// "inputs" rules skip them).
+type slot = zone
+
+const (
+	slotStructural = slot(numZones)
+	numSlots       = slotStructural + 1
+)
+
 // structuralHeader reports headers whose values are protocol plumbing; the
 // "inputs" target group skips them (Cookie is inspected as parsed cookies).
 func structuralHeader(name []byte) bool {
