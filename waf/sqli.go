@@ -1,5 +1,10 @@
 package waf
 
+import (
+	"encoding/binary"
+	"strings"
+)
+
 // SQL injection analyser: a small SQL tokenizer plus token-sequence patterns
 // (a UNION/SELECT, a boolean tautology after a logic operator, a query
 // stacked after ';', a call to a time-delay or file function, a quote that
@@ -61,101 +66,192 @@ const (
 	kwProcedure
 )
 
-func sqlKeyword(w []byte) (byte, bool) {
-	switch string(w) {
-	case "and", "or", "xor":
-		return 0, true
-	case "union":
-		return kwUnion, false
-	case "select":
-		return kwSelect, false
-	case "from":
-		return kwFrom, false
-	case "insert", "update", "delete", "drop", "create", "alter", "exec", "execute", "declare", "shutdown", "truncate", "grant", "replace", "rename", "call", "load", "handler":
-		return kwStmt, false
-	case "like", "rlike", "regexp", "is", "in", "between", "sounds", "div", "mod", "ilike", "glob", "match", "similar":
-		return kwCompare, false
-	case "not":
-		return kwNot, false
-	case "order", "group":
-		return kwOrderGroup, false
-	case "by":
-		return kwBy, false
-	case "having":
-		return kwHaving, false
-	case "into":
-		return kwInto, false
-	case "waitfor":
-		return kwWaitfor, false
-	case "null", "true", "false":
-		return kwLiteral, false
-	case "case":
-		return kwCase, false
-	case "when":
-		return kwWhen, false
-	case "limit", "offset":
-		return kwLimit, false
-	case "all", "distinct", "top":
-		return kwAllDistinct, false
-	case "where":
-		return kwWhere, false
-	case "table", "database", "procedure", "function", "schema", "view", "trigger", "user":
-		return kwTable, false
-	case "set":
-		return kwSet, false
-	case "values":
-		return kwValues, false
-	case "outfile", "dumpfile":
-		return kwOutfile, false
-	}
-	return kwNone, false
+// sqlKeywords lists the keywords by class. "and", "or" and "xor" are logic
+// operators (class kwNone).
+var sqlKeywords = [...]struct {
+	kw    byte
+	words string
+}{
+	{kwNone, "and or xor"},
+	{kwUnion, "union"},
+	{kwSelect, "select"},
+	{kwFrom, "from"},
+	{kwStmt, "insert update delete drop create alter exec execute declare shutdown truncate grant replace rename call load handler"},
+	{kwCompare, "like rlike regexp is in between sounds div mod ilike glob match similar"},
+	{kwNot, "not"},
+	{kwOrderGroup, "order group"},
+	{kwBy, "by"},
+	{kwHaving, "having"},
+	{kwInto, "into"},
+	{kwWaitfor, "waitfor"},
+	{kwLiteral, "null true false"},
+	{kwCase, "case"},
+	{kwWhen, "when"},
+	{kwLimit, "limit offset"},
+	{kwAllDistinct, "all distinct top"},
+	{kwWhere, "where"},
+	{kwTable, "table database procedure function schema view trigger user"},
+	{kwSet, "set"},
+	{kwValues, "values"},
+	{kwOutfile, "outfile dumpfile"},
 }
 
-// dangerousFunc reports SQL functions that have little use outside attacks:
+// dangerousFuncs are SQL functions that have little use outside attacks:
 // delays, file access, error-based extraction, OS command execution.
-func dangerousFunc(w []byte) bool {
-	switch string(w) {
-	case "sleep", "benchmark", "pg_sleep", "load_file", "extractvalue", "updatexml", "xp_cmdshell",
-		"sp_executesql", "sp_oacreate", "sp_makewebtask", "name_const", "group_concat", "make_set",
-		"gtid_subset", "json_keys", "exp", "utl_inaddr.get_host_address", "utl_http.request",
-		"dbms_pipe.receive_message", "ctxsys.drithsx.sn", "dbms_xmlgen.getxml", "xmltype", "randomblob",
-		"sqlite_version", "pg_read_file", "lo_import", "dblink", "openrowset", "opendatasource",
-		"concat_ws", "char", "chr", "nchar", "ascii", "substring", "substr", "mid", "hex", "unhex", "ord",
-		"version", "database", "user", "current_user", "system_user", "session_user", "schema",
-		"cast", "convert", "count", "if", "ifnull", "iif", "elt", "floor", "rand", "length", "len",
-		"concat", "updatexml_", "polygon", "multipoint", "geometrycollection", "linestring",
-		"db_name", "user_name", "host_name", "suser_name", "is_srvrolemember", "has_dbaccess", "@@version",
-		"row_count", "found_rows", "last_insert_id", "connection_id", "uuid", "md5", "sha1", "encode", "decode",
-		"to_char", "generate_series", "current_database", "quote_ident", "pg_user", "sysdate", "getdate",
-		"waitfor", "instr", "locate", "position", "lpad", "rpad", "reverse", "soundex", "unicode", "bin", "oct":
-		return true
-	}
-	return false
+const dangerousFuncs = "sleep benchmark pg_sleep load_file extractvalue updatexml xp_cmdshell " +
+	"sp_executesql sp_oacreate sp_makewebtask name_const group_concat make_set " +
+	"gtid_subset json_keys exp utl_inaddr.get_host_address utl_http.request " +
+	"dbms_pipe.receive_message ctxsys.drithsx.sn dbms_xmlgen.getxml xmltype randomblob " +
+	"sqlite_version pg_read_file lo_import dblink openrowset opendatasource " +
+	"concat_ws char chr nchar ascii substring substr mid hex unhex ord " +
+	"version database user current_user system_user session_user schema " +
+	"cast convert count if ifnull iif elt floor rand length len " +
+	"concat updatexml_ polygon multipoint geometrycollection linestring " +
+	"db_name user_name host_name suser_name is_srvrolemember has_dbaccess @@version " +
+	"row_count found_rows last_insert_id connection_id uuid md5 sha1 encode decode " +
+	"to_char generate_series current_database quote_ident pg_user sysdate getdate " +
+	"waitfor instr locate position lpad rpad reverse soundex unicode bin oct"
+
+// strongFuncs is the subset of dangerousFuncs that alone indicates an attack.
+const strongFuncs = "sleep benchmark pg_sleep load_file extractvalue updatexml xp_cmdshell " +
+	"sp_executesql sp_oacreate sp_makewebtask name_const make_set gtid_subset " +
+	"utl_inaddr.get_host_address utl_http.request dbms_pipe.receive_message ctxsys.drithsx.sn " +
+	"dbms_xmlgen.getxml pg_read_file lo_import randomblob openrowset opendatasource " +
+	"group_concat is_srvrolemember has_dbaccess sqlite_version"
+
+// sqlWord is what the analyser knows of one lower-case identifier.
+type sqlWord struct {
+	key   uint64 // sqlWordKey(w)
+	w     string
+	kw    byte // keyword class
+	flags byte
 }
 
-// strongFunc is the subset of dangerousFunc that alone indicates an attack.
-func strongFunc(w []byte) bool {
-	switch string(w) {
-	case "sleep", "benchmark", "pg_sleep", "load_file", "extractvalue", "updatexml", "xp_cmdshell",
-		"sp_executesql", "sp_oacreate", "sp_makewebtask", "name_const", "make_set", "gtid_subset",
-		"utl_inaddr.get_host_address", "utl_http.request", "dbms_pipe.receive_message", "ctxsys.drithsx.sn",
-		"dbms_xmlgen.getxml", "pg_read_file", "lo_import", "randomblob", "openrowset", "opendatasource",
-		"group_concat", "is_srvrolemember", "has_dbaccess", "sqlite_version":
-		return true
+// sqlWord flags.
+const (
+	swLogic     = 1 << iota // and, or, xor
+	swDangerous             // in dangerousFuncs
+	swStrong                // in strongFuncs
+	swStarts                // can start a pattern without a quote: see sqlMayMatch
+)
+
+// sqlWordBits sizes the open-addressing table of sqlWords (160 words in
+// 512 slots).
+const sqlWordBits = 9
+
+// sqlWords is built once at load time from the lists above.
+var sqlWords = buildSQLWords()
+
+func buildSQLWords() (t [1 << sqlWordBits]sqlWord) {
+	add := func(w string, kw, flags byte) {
+		k := sqlWordKey([]byte(w))
+		h := sqlWordHash(k)
+		for t[h].w != "" && t[h].w != w {
+			h = (h + 1) & (1<<sqlWordBits - 1)
+		}
+		e := &t[h]
+		if e.w != "" && kw != kwNone && e.kw != kwNone {
+			panic("waf: SQL keyword listed twice: " + w)
+		}
+		e.key, e.w = k, w
+		e.kw |= kw
+		e.flags |= flags
+		if e.flags&(swLogic|swStrong) != 0 || kwStartsPattern(e.kw) {
+			e.flags |= swStarts
+		}
 	}
-	return false
+	for _, c := range sqlKeywords {
+		for _, w := range strings.Fields(c.words) {
+			var f byte
+			if c.kw == kwNone {
+				f = swLogic
+			}
+			add(w, c.kw, f)
+		}
+	}
+	for _, w := range strings.Fields(dangerousFuncs) {
+		add(w, kwNone, swDangerous)
+	}
+	for _, w := range strings.Fields(strongFuncs) {
+		add(w, kwNone, swStrong)
+	}
+	return t
 }
+
+// sqlWordKey packs the first 8 bytes of w, little-endian.
+func sqlWordKey(w []byte) uint64 {
+	if len(w) >= 8 {
+		return binary.LittleEndian.Uint64(w)
+	}
+	var k uint64
+	for i := len(w) - 1; i >= 0; i-- {
+		k = k<<8 | uint64(w[i])
+	}
+	return k
+}
+
+// sqlWordHash mixes a word's key.
+func sqlWordHash(key uint64) uint64 {
+	return (key * 0x9e3779b97f4a7c15) >> (64 - sqlWordBits)
+}
+
+// lookupSQLWord returns the entry of the lower-case word w, or the zero
+// sqlWord. Words of up to 8 bytes compare by key alone.
+func lookupSQLWord(w []byte) *sqlWord {
+	return lookupSQLWordKey(sqlWordKey(w), w)
+}
+
+// lookupSQLWordKey is lookupSQLWord with the word's key computed.
+func lookupSQLWordKey(k uint64, w []byte) *sqlWord {
+	for h := sqlWordHash(k); ; h = (h + 1) & (1<<sqlWordBits - 1) {
+		e := &sqlWords[h]
+		if e.key == k && len(e.w) == len(w) && (len(w) <= 8 || e.w[8:] == string(w[8:])) {
+			return e
+		}
+		if e.w == "" {
+			return &noSQLWord
+		}
+	}
+}
+
+var noSQLWord sqlWord
+
+// sqlKeyword returns the keyword class of the lower-case word w and whether
+// it is a logic operator.
+func sqlKeyword(w []byte) (byte, bool) {
+	e := lookupSQLWord(w)
+	return e.kw, e.flags&swLogic != 0
+}
+
+// dangerousFunc reports whether w is in dangerousFuncs.
+func dangerousFunc(w []byte) bool { return lookupSQLWord(w).flags&swDangerous != 0 }
+
+// strongFunc reports whether w is in strongFuncs.
+func strongFunc(w []byte) bool { return lookupSQLWord(w).flags&swStrong != 0 }
+
+// schemaPrefixes name database catalogues; "dual" counts only as a whole
+// word.
+var schemaPrefixes = [...]string{"information_schema", "sysobjects", "syscolumns", "sysdatabases", "mysql.user",
+	"mysql.db", "pg_catalog", "pg_shadow", "pg_user", "pg_tables", "sqlite_master", "sqlite_schema", "msysobjects",
+	"all_tables", "user_tables", "all_users", "sys.tables", "sys.objects", "sys.databases", "sys.sql_logins",
+	"master..", "dual", "sys.user$", "dba_users", "v$version", "mssysobjects", "sysusers"}
+
+// schemaByFirst groups schemaPrefixes by their first byte.
+var schemaByFirst = func() (t [256][]string) {
+	for _, p := range schemaPrefixes {
+		t[p[0]] = append(t[p[0]], p)
+	}
+	return t
+}()
 
 // schemaWord reports identifiers naming database catalogues.
 func schemaWord(w []byte) bool {
-	for _, p := range [...]string{"information_schema", "sysobjects", "syscolumns", "sysdatabases", "mysql.user",
-		"mysql.db", "pg_catalog", "pg_shadow", "pg_user", "pg_tables", "sqlite_master", "sqlite_schema", "msysobjects",
-		"all_tables", "user_tables", "all_users", "sys.tables", "sys.objects", "sys.databases", "sys.sql_logins",
-		"master..", "dual", "sys.user$", "dba_users", "v$version", "mssysobjects", "sysusers"} {
-		if len(w) >= len(p) && string(w[:len(p)]) == p {
-			if p == "dual" && len(w) != 4 {
-				continue
-			}
+	if len(w) == 0 {
+		return false
+	}
+	for _, p := range schemaByFirst[w[0]] {
+		// Every prefix has at least 4 bytes: comparing w[1] first is cheap.
+		if len(w) >= len(p) && w[1] == p[1] && string(w[:len(p)]) == p && (p != "dual" || len(w) == 4) {
 			return true
 		}
 	}
@@ -256,16 +352,22 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 			for i < len(b) && isIdent(b[i]) {
 				i++
 			}
-			n := 0
-			for k := start; k < i && n < len(w); k++ {
-				w[n] = lower(b[k])
-				n++
+			var kw byte
+			var logic bool
+			if i-start <= len(w) {
+				// The keyword lookup (sqlKeyword) with the key
+				// (sqlWordKey) packed while lower-casing.
+				var key uint64
+				for k := start; k < i; k++ {
+					c := lower(b[k])
+					w[k-start] = c
+					if k-start < 8 {
+						key |= uint64(c) << (8 * (k - start))
+					}
+				}
+				e := lookupSQLWordKey(key, w[:i-start])
+				kw, logic = e.kw, e.flags&swLogic != 0
 			}
-			word := w[:n]
-			if i-start > len(w) {
-				word = w[:0]
-			}
-			kw, logic := sqlKeyword(word)
 			kind := byte(tkWord)
 			switch {
 			case logic:

@@ -8,6 +8,9 @@ const maxPlusCopy = 2048
 // which PHP decodes with '+' as a space): it is analysed a second time with
 // '+' read as a space.
 func detectSQLi(st *evalState, r *Rule, b []byte) (int, int, bool) {
+	if !sqlMayMatch(b) {
+		return 0, 0, false
+	}
 	if s, e, ok := detectSQLiOnce(st, b); ok {
 		return s, e, true
 	}
@@ -23,6 +26,162 @@ func detectSQLi(st *evalState, r *Rule, b []byte) (int, int, bool) {
 		c[i] = x
 	}
 	return detectSQLiOnce(st, c)
+}
+
+// sqlMayMatch reports whether some pattern could fire on b or on b with '+'
+// read as a space. When it reports false, detectSQLiOnce finds nothing in
+// either, so benign text costs one pass over its bytes and, for most words,
+// one table lookup (sqlStartLens).
+//
+// It is exact, not a heuristic: every match starts from one of these tokens
+// (see check) — a quote-break (checkBreak, scanned only after a ' or " in
+// b); a logic word or a keyword for which kwStartsPattern holds
+// (checkLogic, checkKeyword; ';' fires only before such a keyword); "||" or
+// "&&"; a variable starting "@@"; an identifier naming a strong function or
+// a catalogue (strongFunc, schemaWord). Quotes, "||", "&&" and "@@" are
+// looked for as bytes. An identifier token is the whole run of isIdent
+// bytes from its first byte, an isIdentStart byte, and sqlMayMatch looks up
+// every such run that does not continue an earlier one from an isIdentStart
+// byte. That covers every identifier token of every scan: a scan starts at
+// 0, after a quote or at a token start of its previous window, and a token
+// that holds the first byte of such a run holds all of it (identifiers,
+// numbers and variables run on through isIdent bytes; strings and comments
+// end on a quote, "*/", a newline or digits of "/*!50000"; every other
+// token is punctuation outside the run). Reading '+' as a space changes
+// none of this: neither byte is an isIdent byte, a quote, '|', '&' or '@'.
+func sqlMayMatch(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		k := sqlByteClass[c]
+		switch {
+		case k&scIdentStart != 0:
+			e := i + 1
+			for e < len(b) && sqlByteClass[b[e]]&scIdent != 0 {
+				e++
+			}
+			if sqlWordStarts(b[i:e]) {
+				return true
+			}
+			i = e - 1
+		case k&scQuote != 0:
+			return true
+		case k&scPair != 0:
+			if i+1 < len(b) && b[i+1] == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Byte classes of sqlMayMatch.
+const (
+	scIdentStart = 1 << iota // isIdentStart
+	scIdent                  // isIdent
+	scQuote                  // ' "
+	scPair                   // | & @, which matter doubled
+)
+
+var sqlByteClass = func() (t [256]byte) {
+	for c := range 256 {
+		b := byte(c)
+		if isIdentStart(b) {
+			t[c] |= scIdentStart
+		}
+		if isIdent(b) {
+			t[c] |= scIdent
+		}
+		switch b {
+		case '\'', '"':
+			t[c] |= scQuote
+		case '|', '&', '@':
+			t[c] |= scPair
+		}
+	}
+	return t
+}()
+
+// sqlStartLens[sqlFold[c0]][sqlFold[c1]] has bit min(n, 63) set when
+// some identifier of n bytes starting with c0 c1 (c1 read as 0 when n is 1)
+// can start a pattern (sqlWordStarts); it rules out most words before they
+// are lower-cased and looked up.
+var sqlStartLens = func() (t [32][32]uint64) {
+	all := ^uint64(0)
+	for _, e := range sqlWords {
+		if e.flags&swStarts != 0 {
+			*sqlStartCell(&t, []byte(e.w)) |= 1 << len(e.w)
+		}
+		if e.flags&swStrong != 0 && len(e.w) == 48 {
+			*sqlStartCell(&t, []byte(e.w)) |= all << 49
+		}
+	}
+	for _, p := range schemaPrefixes {
+		*sqlStartCell(&t, []byte(p)) |= all << len(p)
+	}
+	return t
+}()
+
+// sqlStartLen reports whether sqlStartLens lets the non-empty word w
+// through.
+func sqlStartLen(w []byte) bool {
+	return *sqlStartCell(&sqlStartLens, w)&(1<<min(len(w), 63)) != 0
+}
+
+// sqlStartCell returns the cell of sqlStartLens for the non-empty word w.
+func sqlStartCell(t *[32][32]uint64, w []byte) *uint64 {
+	c1 := byte(0)
+	if len(w) > 1 {
+		c1 = sqlFold[w[1]]
+	}
+	return &t[sqlFold[w[0]]][c1]
+}
+
+// sqlFold maps identifier bytes to 1..30 for sqlStartLens, folding
+// case; other bytes map to 31.
+var sqlFold = func() (t [256]byte) {
+	for c := range 256 {
+		b := lower(byte(c))
+		switch {
+		case 'a' <= b && b <= 'z':
+			t[c] = b - 'a' + 1
+		case b == '_':
+			t[c] = 27
+		case b == '.':
+			t[c] = 28
+		case b == '$':
+			t[c] = 29
+		case '0' <= b && b <= '9':
+			t[c] = 30
+		default:
+			t[c] = 31
+		}
+	}
+	return t
+}()
+
+// sqlWordStarts reports whether the identifier w (a whole run of isIdent
+// bytes) can start a pattern: what check sees of it is its first 48 bytes
+// lower-cased, looked up as a keyword only when it has at most 48 bytes
+// (sqlTokenize), by schemaWord and strongFunc whatever its length
+// (sqlMatcher.word).
+func sqlWordStarts(w []byte) bool {
+	if !sqlStartLen(w) {
+		return false
+	}
+	var buf [48]byte
+	m := min(len(w), len(buf))
+	for k := range m {
+		buf[k] = lower(w[k])
+	}
+	word := buf[:m]
+	if schemaWord(word) {
+		return true
+	}
+	e := lookupSQLWord(word)
+	if len(w) > len(buf) {
+		return e.flags&swStrong != 0
+	}
+	return e.flags&swStarts != 0
 }
 
 func detectSQLiOnce(st *evalState, b []byte) (int, int, bool) {
@@ -248,6 +407,16 @@ func (m *sqlMatcher) checkBreak() (int, int, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// kwStartsPattern reports whether checkKeyword has a case for keyword class
+// kw; sqlMayMatch relies on it.
+func kwStartsPattern(kw byte) bool {
+	switch kw {
+	case kwUnion, kwSelect, kwStmt, kwWaitfor, kwSet, kwInto, kwOrderGroup, kwHaving, kwCase:
+		return true
+	}
+	return false
 }
 
 func (m *sqlMatcher) checkKeyword(i int, brk bool) (int, int, bool) {

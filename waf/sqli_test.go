@@ -1,6 +1,20 @@
 package waf
 
-import "testing"
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
 
 // TestDetectSQLi pins the token patterns of the SQL analyser, including the
 // shapes added for logic operators glued to '(', NOT GLOB/LIKE after a
@@ -116,5 +130,318 @@ func TestDetectSQLiAllocs(t *testing.T) {
 	detectSQLi(st, nil, b)
 	if n := testing.AllocsPerRun(100, func() { detectSQLi(st, nil, b) }); n != 0 {
 		t.Errorf("got %v allocs per call, want 0", n)
+	}
+}
+
+// sqliCorporaDir holds the shared corpora (corpus_test.go's corporaDir,
+// which is in the external test package).
+const sqliCorporaDir = "../../shared/corpora/waf"
+
+// sqliCorpusValues returns, deduplicated, every string field of every line
+// of the shared corpora (nested ones too), the URI's path and query with
+// their '&' and '=' pieces raw and decoded, and the same pieces of bodies
+// and cookie-like header values; nil when the corpora are absent.
+func sqliCorpusValues(tb testing.TB) []string {
+	tb.Helper()
+	sqliCorpus.once.Do(func() { sqliCorpus.vals = loadSQLiCorpusValues(tb) })
+	return sqliCorpus.vals
+}
+
+// sqliCorpus is the corpus values, read once for the tests that use them.
+var sqliCorpus struct {
+	once sync.Once
+	vals []string
+}
+
+func loadSQLiCorpusValues(tb testing.TB) []string {
+	files, _ := filepath.Glob(filepath.Join(sqliCorporaDir, "*.jsonl"))
+	if len(files) == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	addDecoded := func(s string) {
+		add(s)
+		if d, err := url.QueryUnescape(s); err == nil {
+			add(d)
+		}
+		if d, err := url.PathUnescape(s); err == nil {
+			add(d)
+		}
+	}
+	addPieces := func(s, sep string) {
+		for _, kv := range strings.Split(s, sep) {
+			addDecoded(kv)
+			k, v, _ := strings.Cut(kv, "=")
+			addDecoded(strings.TrimSpace(k))
+			addDecoded(v)
+		}
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			add(v)
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			var line map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				tb.Fatalf("%s: %v", f, err)
+			}
+			walk(line)
+			if u, ok := line["uri"].(string); ok {
+				path, query, _ := strings.Cut(u, "?")
+				addDecoded(path)
+				addDecoded(query)
+				addPieces(query, "&")
+			}
+			if h, ok := line["headers"].(map[string]any); ok {
+				for _, v := range h {
+					if s, ok := v.(string); ok {
+						addPieces(s, ";")
+					}
+				}
+			}
+			if body, ok := line["body"].(string); ok {
+				addDecoded(body)
+				addPieces(body, "&")
+				var j any
+				if json.Unmarshal([]byte(body), &j) == nil {
+					walk(j)
+				}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// sqliDiff compares the analyser with its reference copy on v.
+func sqliDiff(st *evalState, ref *sqlRefState, v []byte) (got, want [3]int, same bool) {
+	s, e, ok := detectSQLi(st, nil, v)
+	rs, re, rok := detectSQLiRef(ref, nil, v)
+	got = [3]int{s, e, b2i(ok)}
+	want = [3]int{rs, re, b2i(rok)}
+	return got, want, got == want
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sqliEdgeCases are values where an identifier token starts somewhere
+// unusual (after "/*!50000", a lone '.', a digit, a '+' of "1e+", an
+// unterminated string), long identifiers around the 48-byte cut, and the
+// byte pairs sqlMayMatch looks for.
+var sqliEdgeCases = []string{
+	"/*!50000union*/ select 1", "/*!50000select*/ 1", "x/*!12345union all select 1", ".union select 1",
+	"( .union select 1", "4union select 1", "1e+union+select+1", "1e-union select 1", "`a`union select 1",
+	"1+and+1=1", "1 and 1=1", "1&&1=1", "1||1=1", "a|b&c@d", "@@version", "x=@@version", "set @@x=1",
+	"1;shutdown", "1;select 1", "1; drop table x", "information_schema.tables", "from dual", "DUAL",
+	"sleep(5)", "SLEEP (5)", "pg_sleep(5)", "utl_inaddr.get_host_address(1)", "v$version", "master..sysdatabases",
+	"a.information_schema", "9information_schema", strings.Repeat("a", 47) + " or 1=1",
+	"information_schema" + strings.Repeat("x", 40), "information_schema" + strings.Repeat("x", 60),
+	strings.Repeat("x", 49) + " union select 1", "union" + strings.Repeat("x", 60) + " select 1",
+	"order by 1--", "group by 1,2", "having 1=1", "case when 1", "into outfile '/x'", "waitfor delay '0:0:5'",
+	"x'", "x\"", "'", "\"", "a'b", "1'+or+'1'='1", "O'Reilly", "rock and roll", "+", "++", "a+b",
+}
+
+// TestSQLiDifferential: on the edge cases, and on every corpus value in its
+// own case and lower and upper-cased, the analyser gives the verdict and span of its reference copy
+// (the analyser before the benign-text fast path).
+func TestSQLiDifferential(t *testing.T) {
+	st, ref := &evalState{}, &sqlRefState{}
+	for _, v := range sqliEdgeCases {
+		if got, want, same := sqliDiff(st, ref, []byte(v)); !same {
+			t.Errorf("detectSQLi(%q): got (start, end, match) %v, want %v", v, got, want)
+		}
+	}
+	vals := sqliCorpusValues(t)
+	if vals == nil {
+		t.Skip("shared corpora not present")
+	}
+	n, matched, fast, diffs := 0, 0, 0, 0
+	for _, s := range vals {
+		for _, v := range [...]string{s, strings.ToLower(s), strings.ToUpper(s)} {
+			n++
+			if !sqlMayMatch([]byte(v)) {
+				fast++
+			}
+			got, want, same := sqliDiff(st, ref, []byte(v))
+			matched += want[2]
+			if !same {
+				diffs++
+				if diffs <= 20 {
+					t.Errorf("detectSQLi(%q): got (start, end, match) %v, want %v", v, got, want)
+				}
+			}
+		}
+	}
+	t.Logf("%d values (%d distinct corpus strings): %d matched, %d ruled out by sqlMayMatch, %d differences", n, len(vals), matched, fast, diffs)
+}
+
+// FuzzSQLiDifferential: the analyser and its reference copy agree on every
+// input, and sqlMayMatch never rules out a value the reference matches.
+func FuzzSQLiDifferential(f *testing.F) {
+	for _, c := range sqliBenchCases {
+		f.Add(c.in)
+	}
+	for _, v := range sqliEdgeCases {
+		f.Add(v)
+	}
+	// Under -fuzz every seed is first run for coverage (about 300 a second
+	// here), so fuzzing starts from every 30th value; go test runs them all,
+	// as TestSQLiDifferential does.
+	step := 1
+	if fl := flag.Lookup("test.fuzz"); fl != nil && fl.Value.String() != "" {
+		step = 30
+	}
+	for i, s := range sqliCorpusValues(f) {
+		if len(s) <= 4096 && i%step == 0 {
+			f.Add(s)
+		}
+	}
+	st, ref := &evalState{}, &sqlRefState{}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, want, same := sqliDiff(st, ref, []byte(s))
+		if !same {
+			t.Fatalf("detectSQLi(%q): got (start, end, match) %v, want %v", s, got, want)
+		}
+	})
+}
+
+// refWordLists returns the string literals of the reference copy's word
+// functions, read from its source.
+func refWordLists(t *testing.T) map[string][]string {
+	t.Helper()
+	fs := token.NewFileSet()
+	file, err := parser.ParseFile(fs, "sqli_ref_test.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string][]string{}
+	for _, d := range file.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		switch fn.Name.Name {
+		case "sqlKeywordRef", "dangerousFuncRef", "strongFuncRef", "schemaWordRef":
+		default:
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if l, ok := n.(*ast.BasicLit); ok && l.Kind == token.STRING {
+				s, err := strconv.Unquote(l.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lists[fn.Name.Name] = append(lists[fn.Name.Name], s)
+			}
+			return true
+		})
+	}
+	return lists
+}
+
+// TestSQLWordTables: the hashed word table and schemaWord agree with the
+// reference switches on every word either side knows (outside those words
+// both report nothing), on each with a byte cut off or added, and on the
+// corpus's words.
+func TestSQLWordTables(t *testing.T) {
+	lists := refWordLists(t)
+	for _, name := range [...]string{"sqlKeywordRef", "dangerousFuncRef", "strongFuncRef", "schemaWordRef"} {
+		if len(lists[name]) < 20 {
+			t.Fatalf("%s: got %d literals from the reference source, want its word list", name, len(lists[name]))
+		}
+	}
+	var words []string
+	for _, l := range lists {
+		words = append(words, l...)
+	}
+	for _, e := range sqlWords {
+		if e.w != "" {
+			words = append(words, e.w)
+		}
+	}
+	words = append(words, schemaPrefixes[:]...)
+	for _, s := range sqliCorpusValues(t) {
+		words = append(words, strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r > 0x7f || !isIdent(byte(r)) })...)
+	}
+	seen := map[string]bool{}
+	var more []string
+	for _, w := range words {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		more = append(more, w+"x", w+".", w+"_"+w)
+		if len(w) > 0 {
+			more = append(more, w[:len(w)-1], w[1:])
+		}
+	}
+	for _, w := range more {
+		seen[w] = true
+	}
+	for w := range seen {
+		b := []byte(w)
+		kw, logic := sqlKeyword(b)
+		rkw, rlogic := sqlKeywordRef(b)
+		if kw != rkw || logic != rlogic {
+			t.Errorf("sqlKeyword(%q): got %d %v, want %d %v", w, kw, logic, rkw, rlogic)
+		}
+		if got, want := dangerousFunc(b), dangerousFuncRef(b); got != want {
+			t.Errorf("dangerousFunc(%q): got %v, want %v", w, got, want)
+		}
+		if got, want := strongFunc(b), strongFuncRef(b); got != want {
+			t.Errorf("strongFunc(%q): got %v, want %v", w, got, want)
+		}
+		if got, want := schemaWord(b), schemaWordRef(b); got != want {
+			t.Errorf("schemaWord(%q): got %v, want %v", w, got, want)
+		}
+	}
+}
+
+// TestSQLiFastPathAllocs: benign values, on and off the fast path, cost no
+// allocation.
+func TestSQLiFastPathAllocs(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation budget not measurable under -race")
+	}
+	st := &evalState{}
+	for _, c := range sqliBenchCases {
+		b := []byte(c.in)
+		detectSQLi(st, nil, b)
+		if n := testing.AllocsPerRun(100, func() { detectSQLi(st, nil, b) }); n != 0 {
+			t.Errorf("detectSQLi(%q): got %v allocs per call, want 0", c.in, n)
+		}
 	}
 }
