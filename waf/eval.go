@@ -44,7 +44,8 @@ type evalState struct {
 	cMask     []uint32 // classMask of the output
 	nforms    int32
 	formBits  []uint64 // per form: the prefilter keys found (keyWords each)
-	formStamp []uint32
+	formStamp []uint32 // per form: trigger scan done (stamp)
+	formFull  []uint32 // per form: full scan done (stamp)
 	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: the slot's)
 	ac        *acMatcher   // the current value's slot automaton
 	stamp     uint32
@@ -90,6 +91,7 @@ func (rs *RuleSet) getState() *evalState {
 		cMask:     make([]uint32, n),
 		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
+		formFull:  make([]uint32, n),
 		formAC:    make([]*acMatcher, n),
 		seen:      make([]uint32, rs.maxStates+rs.acRaw.states()),
 		cand:      make([]uint64, rs.words),
@@ -272,36 +274,20 @@ func (st *evalState) mask(c int) uint32 {
 	return st.cMask[c]
 }
 
-// keys returns the prefilter keys found in form f, whose bytes are data,
-// scanning it once per value; with trigger, each key that triggers a rule
-// adds the rule to cand (only while cand is being built: inspect scans
-// every form the zone's rules use before visiting them).
-func (st *evalState) keys(f int32, data []byte, trigger bool) []uint64 {
-	w := st.rs.keyWords
-	bits := st.formBits[int(f)*w : int(f+1)*w]
+// triggers scans form f, whose bytes are data, once per value for the
+// trigger keys (the first of each alternative) and adds the rules they
+// trigger to cand. Most values trigger nothing, and their other keys are
+// never looked for.
+func (st *evalState) triggers(f int32, data []byte) {
 	if st.formStamp[f] == st.stamp {
-		return bits
+		return
 	}
 	st.formStamp[f] = st.stamp
-	clear(bits)
-	st.scanStamp++
-	if st.scanStamp == 0 { // wrapped
-		clear(st.seen)
-		st.scanStamp = 1
-	}
-	n := st.rs.maxStates
-	if ac := st.formAC[f]; ac != nil && f != 0 {
-		// A form only rules of one transform read (base64_scan's
-		// decodings): their keys alone.
-		ac.scan(data, bits, true, nil, 0)
-	} else if st.ac != nil {
-		st.ac.scan(data, bits, true, st.seen[:n], st.scanStamp)
-	}
-	if st.rs.acRaw != nil {
-		st.rs.acRaw.scan(data, bits, false, st.seen[n:], st.scanStamp)
-	}
-	if !trigger {
-		return bits
+	w := st.rs.keyWords
+	bits := st.formBits[int(f)*w : int(f+1)*w]
+	if st.formFull[f] != st.stamp {
+		clear(bits)
+		st.scan(f, data, bits, true)
 	}
 	for i, x := range bits {
 		x &= st.rs.trigKeys[i]
@@ -312,13 +298,52 @@ func (st *evalState) keys(f int32, data []byte, trigger bool) []uint64 {
 			st.cand[r>>6] |= 1 << (uint(r) & 63)
 		}
 	}
+}
+
+// keys returns every prefilter key found in form f, whose bytes are data,
+// scanning it once per value.
+func (st *evalState) keys(f int32, data []byte) []uint64 {
+	w := st.rs.keyWords
+	bits := st.formBits[int(f)*w : int(f+1)*w]
+	if st.formFull[f] == st.stamp {
+		return bits
+	}
+	st.formFull[f] = st.stamp
+	clear(bits)
+	st.scan(f, data, bits, false)
 	return bits
+}
+
+// scan sets the bits of the keys found in form f (trigger keys only, with
+// trig): with the automaton of the transform that made the form (one only
+// a few rules read), else the value's slot automaton.
+func (st *evalState) scan(f int32, data []byte, bits []uint64, trig bool) {
+	st.scanStamp++
+	if st.scanStamp == 0 { // wrapped
+		clear(st.seen)
+		st.scanStamp = 1
+	}
+	n := st.rs.maxStates
+	ac, seen := st.ac, st.seen[:n]
+	if own := st.formAC[f]; own != nil && f != 0 {
+		ac, seen = own, nil
+	}
+	raw := st.rs.acRaw
+	if trig {
+		ac, raw = ac.trigOnly(), raw.trigOnly()
+	}
+	if ac != nil {
+		ac.scan(data, bits, true, seen, st.scanStamp)
+	}
+	if raw != nil {
+		raw.scan(data, bits, false, st.seen[n:], st.scanStamp)
+	}
 }
 
 // admits reports whether every prefilter key of one of r's alternatives
 // was found in the form of chain c, whose bytes are data.
 func (st *evalState) admits(r *Rule, c int, data []byte) bool {
-	bits := st.keys(st.form(c), data, false)
+	bits := st.keys(st.form(c), data)
 next:
 	for _, keys := range r.alts {
 		for _, k := range keys {
@@ -346,6 +371,7 @@ func (st *evalState) inspect(v *value) {
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
 		clear(st.cStamp)
 		clear(st.formStamp)
+		clear(st.formFull)
 		st.maskStamp, st.memoStamp = 0, 0
 		st.stamp = 1
 	}
@@ -359,19 +385,13 @@ func (st *evalState) inspect(v *value) {
 		// Candidates: the rules without prefilter, plus those whose
 		// trigger key occurs in some form of the value.
 		copy(cand, rs.zoneAlways[pi][v.slot])
-		st.keys(0, v.data, true)
-		for _, c := range rs.zoneChains[v.slot] {
-			// A lowercase step keeps its input's form (the scan folds
-			// case): scan the input and compute the lowercase output
-			// only if a rule's matcher needs it.
-			for rs.chains[c].lower {
-				c = rs.chains[c].parent
-			}
+		st.triggers(0, v.data)
+		for _, c := range rs.scanChains[v.slot] {
 			if st.identity(c) {
 				continue
 			}
 			data := st.transformed(c, v.data)
-			st.keys(st.cForm[c], data, true)
+			st.triggers(st.cForm[c], data)
 		}
 		for i := range cand {
 			cand[i] &= zr[i]

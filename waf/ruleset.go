@@ -30,9 +30,10 @@ type RuleSet struct {
 	// rules that may run, and those of them that have no prefilter.
 	zoneRules  [maxParanoia + 1][numSlots][]uint64
 	zoneAlways [maxParanoia + 1][numSlots][]uint64
-	// zoneChains lists, per slot, every transform chain its rules use, in
-	// ascending order (parents first).
-	zoneChains [numSlots][]int
+	// scanChains are, per slot, the chains whose forms inspect scans for
+	// keys: every chain the slot's rules use without its trailing lowercase
+	// steps, once each, in ascending order (parents first).
+	scanChains [numSlots][]int
 	// slotAC is, per slot, the compact automaton holding just the keys of
 	// the slot's rules (shared between slots with the same rules; ac itself
 	// when the slot has most of them): fewer states to miss cache on and no
@@ -151,8 +152,8 @@ func (rs *RuleSet) intern(parent int, name string) int {
 // key (its literals); a regex rule those of requiredSets. Every literal of
 // every key goes into one of two automata (compact or raw scan); a rule is
 // admitted for a form when all keys of one of its alternatives are found,
-// and the first key of each alternative is a trigger that makes the rule a
-// candidate.
+// and the first key of each alternative (its most selective) is a trigger
+// that makes the rule a candidate.
 func (rs *RuleSet) buildPrefilters() []acPattern {
 	var compactPs, rawPs []acPattern
 	rs.keyRule = rs.keyRule[:0]
@@ -203,6 +204,15 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 			for _, set := range a.raw {
 				add(set, true)
 			}
+			// The trigger (first key) is the set least likely to occur in
+			// ordinary text: the one whose shortest literal is longest.
+			best, bestLen := 0, -1
+			for i, set := range append(append([][]string(nil), a.sets...), a.raw...) {
+				if l := shortest(set); l > bestLen {
+					best, bestLen = i, l
+				}
+			}
+			keys[0], keys[best] = keys[best], keys[0]
 			r.alts = append(r.alts, keys)
 		}
 	}
@@ -216,50 +226,88 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 	}
 	rs.ac, rs.acRaw = nil, nil
 	if len(compactPs) > 0 {
-		rs.ac = buildAC(compactPs)
+		rs.ac = rs.automaton(compactPs)
 	}
 	if len(rawPs) > 0 {
-		rs.acRaw = buildAC(rawPs)
+		rs.acRaw = rs.automaton(rawPs)
 	}
 	rs.buildTransformACs(compactPs)
 	return compactPs
 }
 
-// ownScan lists transforms whose outputs get an automaton of their own:
-// base64 decodings are long runs of noise that only a few rules read.
-var ownScan = []string{"base64_scan", "base64_decode"}
+// shortest returns the length of the shortest literal of set (at most
+// maxKeyLen, as scanned).
+func shortest(set []string) int {
+	n := maxKeyLen
+	for _, l := range set {
+		n = min(n, len(l))
+	}
+	return n
+}
 
-// buildTransformACs gives every chain ending in an ownScan transform T the
-// compact keys of the rules whose chains contain T. Its new forms are read
-// only by such rules: by chains that extend it while leaving the bytes
-// unchanged, and by other chains applying T to the same bytes.
+// automaton compiles ps, with a second automaton of its trigger keys alone
+// (trigKeys must be set).
+func (rs *RuleSet) automaton(ps []acPattern) *acMatcher {
+	m := buildAC(ps)
+	var tp []acPattern
+	for _, p := range ps {
+		if rs.trigKeys[p.rule>>6]&(1<<(uint(p.rule)&63)) != 0 {
+			tp = append(tp, p)
+		}
+	}
+	switch {
+	case len(tp) == len(ps):
+		m.trig = m
+	case len(tp) > 0:
+		m.trig = buildAC(tp)
+	}
+	return m
+}
+
+// buildTransformACs gives every chain ending in transform T the compact
+// keys of the rules whose chains contain T, when those are fewer than half
+// the rules (base64 decodings always: long runs of noise few rules read). A
+// form T creates is read only by such rules: by chains that extend it while
+// leaving the bytes unchanged (or changing only their case), and by other
+// chains applying T to the same bytes. So the text remove_ws or cmdline
+// makes of a value is scanned for a few hundred keys, not for all of them.
 func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
-	for _, t := range ownScan {
-		uses := make([]bool, len(rs.rules))
-		for _, r := range rs.rules {
-			for _, c := range r.chains {
-				for _, name := range rs.chains[c].names {
-					if name == t {
-						uses[r.idx] = true
+	byName := map[string]*acMatcher{}
+	for c := 1; c < len(rs.chains); c++ {
+		t := rs.chains[c].name
+		if rs.chains[c].lower {
+			continue // never creates a form
+		}
+		ac, done := byName[t]
+		if !done {
+			uses := make([]bool, len(rs.rules))
+			n := 0
+			for _, r := range rs.rules {
+			rule:
+				for _, rc := range r.chains {
+					for _, name := range rs.chains[rc].names {
+						if name == t {
+							uses[r.idx] = true
+							n++
+							break rule
+						}
 					}
 				}
 			}
-		}
-		var ps []acPattern
-		for _, p := range compactPs {
-			if uses[rs.keyRule[p.rule]] {
-				ps = append(ps, p)
+			if 2*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
+				var ps []acPattern
+				for _, p := range compactPs {
+					if uses[rs.keyRule[p.rule]] {
+						ps = append(ps, p)
+					}
+				}
+				if len(ps) > 0 {
+					ac = rs.automaton(ps)
+				}
 			}
+			byName[t] = ac
 		}
-		var ac *acMatcher
-		if len(ps) > 0 {
-			ac = buildAC(ps)
-		}
-		for c := range rs.chains {
-			if rs.chains[c].name == t {
-				rs.chains[c].ac = ac
-			}
-		}
+		rs.chains[c].ac = ac
 	}
 }
 
@@ -285,7 +333,7 @@ func literalKeys(lits [][]byte, pre, post string) []keySets {
 	return []keySets{{sets: [][]string{set}}}
 }
 
-// buildZones fills zoneRules, zoneAlways, zoneChains and slotAC.
+// buildZones fills zoneRules, zoneAlways, scanChains and slotAC.
 func (rs *RuleSet) buildZones(compactPs []acPattern) {
 	shared := map[string]*acMatcher{}
 	rs.maxStates = rs.ac.states()
@@ -309,9 +357,21 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 				}
 			}
 		}
+		scan := make([]bool, len(rs.chains))
 		for c := 1; c < len(rs.chains); c++ {
 			if used[c] {
-				rs.zoneChains[sl] = append(rs.zoneChains[sl], c)
+				// A lowercase step keeps its input's form (the scan folds
+				// case): the input is what gets scanned.
+				s := c
+				for rs.chains[s].lower {
+					s = rs.chains[s].parent
+				}
+				scan[s] = s != 0
+			}
+		}
+		for c, ok := range scan {
+			if ok {
+				rs.scanChains[sl] = append(rs.scanChains[sl], c)
 			}
 		}
 		var ps []acPattern
@@ -328,7 +388,7 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 		case len(ps) > 0:
 			sig := string(bitsetBytes(rs.zoneRules[maxParanoia][sl]))
 			if shared[sig] == nil {
-				shared[sig] = buildAC(ps)
+				shared[sig] = rs.automaton(ps)
 			}
 			rs.slotAC[sl] = shared[sig]
 			rs.maxStates = max(rs.maxStates, shared[sig].states())
@@ -385,6 +445,6 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, zoneChains: rs.zoneChains, slotAC: rs.slotAC,
+		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, slotAC: rs.slotAC,
 		maxStates: rs.maxStates, noFilter: true}
 }
