@@ -2,6 +2,7 @@ package waf
 
 import (
 	"regexp/syntax"
+	"unicode/utf8"
 )
 
 // Required-literal analysis of regular expressions, for the prefilter. For
@@ -27,12 +28,24 @@ const (
 
 const (
 	maxExact    = 256 // strings in an exact, prefix or suffix set
-	maxJunction = 512 // strings in a junction product
+	maxJunction = 512 // strings in a literal rule's key
 	maxNodeSets = 8   // required sets kept per syntax node
 	maxRuleSets = 4   // required sets kept per alternative
+	// maxSpan bounds the strings of a junction: the literals that span the
+	// boundary of two parts (a command name and the byte after it).
+	maxSpan = 1024
+	// maxClass bounds the bytes of a character class taken as an exact
+	// set (the bytes that may follow a command name, `["$&')/;<>`|]`), and
+	// maxWordClass that of one holding a letter or digit: such bytes are
+	// poor keys and their products large.
+	maxClass     = 12
+	maxWordClass = 8
 	// maxAlternatives bounds the branches of a top-level alternation that
 	// get their own prefilter alternative.
 	maxAlternatives = 32
+	// maxExtraSet bounds the literals of a required set after the best
+	// one of an alternative (a command name with the byte after it).
+	maxExtraSet = 700
 )
 
 // requiredLiterals returns the best compact literal set of the whole
@@ -84,6 +97,13 @@ func requiredSets(expr string) []keySets {
 	var out []keySets
 	for _, b := range branches {
 		ks := keySets{sets: prune(analyse(b, false).sets(), maxRuleSets)}
+		// A large set earns its automaton states only as the best key.
+		for i := 1; i < len(ks.sets); i++ {
+			if len(ks.sets[i]) > maxExtraSet {
+				ks.sets = append(ks.sets[:i], ks.sets[i+1:]...)
+				i--
+			}
+		}
 		if len(ks.sets) == 0 {
 			// Only blanks are known (`[\r\n]`): the compact scan cannot
 			// tell them apart, the raw one can.
@@ -264,10 +284,13 @@ func analyse(re *syntax.Regexp, raw bool) litInfo {
 	case syntax.OpLiteral:
 		return analyseLiteral(re, raw)
 	case syntax.OpCharClass:
-		n := 0
+		n, alnum := 0, false
 		for i := 0; i+1 < len(re.Rune); i += 2 {
 			n += int(re.Rune[i+1]-re.Rune[i]) + 1
-			if n > 8 {
+			for r := re.Rune[i]; r <= re.Rune[i+1] && !alnum && r < 0x80; r++ {
+				alnum = 'a' <= lower(byte(r)) && lower(byte(r)) <= 'z' || '0' <= r && r <= '9'
+			}
+			if n > maxClass || alnum && n > maxWordClass {
 				return litInfo{}
 			}
 		}
@@ -389,6 +412,14 @@ func analyseRunes(rs []rune, fold bool) litInfo {
 				runs = append(runs, cur)
 			}
 			cur = []rune{}
+			continue
+		}
+		if r == utf8.RuneError {
+			// U+FFFD matches its three bytes or one invalid byte: one
+			// byte ≥ 0x80 (litString) ends a run and starts the next.
+			allSafe = false
+			runs = append(runs, append(cur, r))
+			cur = []rune{r}
 			continue
 		}
 		cur = append(cur, r)

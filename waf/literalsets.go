@@ -39,8 +39,27 @@ func score(set []string) int {
 	return min
 }
 
-// prune drops unusable sets and sets a better one implies, and keeps the
-// max best (by score, then by fewer literals).
+// weight is the mean weight of a set's literals (as in score, each at
+// most 4: past that a string is rare enough, and a longer one only costs
+// automaton states), a tie-break between keys of one score: "cat;" is a
+// rarer string than "t;".
+func weight(set []string) float64 {
+	if len(set) == 0 {
+		return 0
+	}
+	n := 0
+	for _, s := range set {
+		n += min(score([]string{s}), 4)
+	}
+	return float64(n) / float64(len(set))
+}
+
+// prune drops unusable sets and sets another one implies, and keeps the
+// max best (by score, then by fewer literals). A set that implies another
+// is at least as good a key (its every literal holds one of the other's, so
+// its score is no lower) and makes the other redundant: of `w` and
+// `w `, `w;`, … (a command name and the byte that must follow it) only the
+// second is kept.
 func prune(sets [][]string, max int) [][]string {
 	var cands [][]string
 	for _, s := range sets {
@@ -48,6 +67,20 @@ func prune(sets [][]string, max int) [][]string {
 			cands = append(cands, s)
 		}
 	}
+	strong := cands[:0:0]
+	for i, s := range cands {
+		dominated := false
+		for j, t := range cands {
+			if i != j && implies(t, s) && !implies(s, t) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			strong = append(strong, s)
+		}
+	}
+	cands = strong
 	sort.SliceStable(cands, func(i, j int) bool {
 		si, sj := score(cands[i]), score(cands[j])
 		if si != sj {
@@ -70,6 +103,9 @@ func prune(sets [][]string, max int) [][]string {
 // implies reports whether a value containing a literal of y always contains
 // a literal of x: every literal of y has one of x as a substring.
 func implies(y, x []string) bool {
+	if len(x) > 8 && len(y) > 8 {
+		return impliesSet(y, x)
+	}
 	for _, a := range y {
 		ok := false
 		for _, b := range x {
@@ -81,6 +117,30 @@ func implies(y, x []string) bool {
 		if !ok {
 			return false
 		}
+	}
+	return true
+}
+
+// impliesSet is implies for large sets: every substring of each literal of
+// y is looked up in x.
+func impliesSet(y, x []string) bool {
+	in := make(map[string]bool, len(x))
+	for _, b := range x {
+		if b == "" {
+			return true
+		}
+		in[b] = true
+	}
+next:
+	for _, a := range y {
+		for i := 0; i < len(a); i++ {
+			for j := i + 1; j <= len(a); j++ {
+				if in[a[i:j]] {
+					continue next
+				}
+			}
+		}
+		return false
 	}
 	return true
 }
@@ -214,19 +274,34 @@ func shrink(set []string, max int, tail bool) []string {
 }
 
 // junction returns the strings that span the boundary between a part with
-// suffix set suf and a part with prefix set pre, cutting both until the
-// product fits; nil when unknown.
+// suffix set suf and a part with prefix set pre, cutting either side until
+// the product fits; nil when unknown. Of the products that fit, the best
+// key wins (by score, then by fewer strings): a short side is kept whole
+// while the long one is cut, so a separator set meets whole command names.
 func junction(suf, pre []string) []string {
 	if suf == nil || pre == nil {
 		return nil
 	}
-	for _, k := range []int{1 << 30, 8, 4, 2, 1} {
-		a, b := cut(suf, k, true), cut(pre, k, false)
-		if p, ok := product(a, b, maxJunction); ok {
-			return p
+	ks := []int{1 << 30, 8, 4, 2, 1}
+	var best []string
+	bestScore := -1
+	for _, ka := range ks {
+		a := cut(suf, ka, true)
+		for _, kb := range ks {
+			b := cut(pre, kb, false)
+			p, ok := product(a, b, maxSpan)
+			if !ok {
+				continue
+			}
+			// Equal scores: the less cut product is the more precise key
+			// (it implies the other), and it was seen first.
+			if sc := score(p); sc > bestScore || sc == bestScore && weight(p) > weight(best) {
+				best, bestScore = p, sc
+			}
+			break // shorter cuts of pre give no better key
 		}
 	}
-	return nil
+	return best
 }
 
 // cut returns set with each string cut to its first (tail: last) k bytes,

@@ -15,7 +15,9 @@ func TestRequiredLiterals(t *testing.T) {
 		{`union\s+select`, "union select|union\nselect"}, // a run of blanks is one symbol
 		{`^\s*in\s*\(`, "\x02in(|\x02in (|\x02in\n(|\x02 in(|\x02 in (|\x02 in\n(|\x02\nin(|\x02\nin (|\x02\nin\n("},
 		{`[;\n]\s*id`, ";id|; id|;\nid|\nid"},
-		{`\x{FFFD}\.\x{FFFD}\.`, "\x80.\x80."},
+		// U+FFFD is three bytes ≥ 0x80 or one invalid byte: only one is
+		// certain on either side of the dot.
+		{`\x{FFFD}\.\x{FFFD}\.`, "\x80.\x80"},
 		{`abc$`, "abc\x03"},
 		{`(?i)xp_cmdshell`, "xp_cmd"},
 		{`foo|bar`, "foo|bar"},
