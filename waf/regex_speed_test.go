@@ -2,6 +2,7 @@ package waf
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"regexp/syntax"
 	"testing"
 	"unicode"
@@ -146,4 +147,123 @@ func FuzzPrefilterGenerated(f *testing.F) {
 	rs := loadRules(f)
 	f.Add(uint64(2))
 	f.Fuzz(func(t *testing.T, seed uint64) { checkGenerated(t, rs, seed, 20) })
+}
+
+// litAltExprs are expressions beyond the rule files for the literal
+// matcher's differential test: shared prefixes, a literal that is a prefix
+// of a later one (leftmost-first takes the earlier), classes, overlaps.
+var litAltExprs = []string{
+	`abc|abcd|xyz`,
+	`abcd|abc|bcd`,
+	`ab[cd]e|abce|(?:foo|bar)baz`,
+	`aaa|aaaa|aab`,
+	`(?:x|y)(?:aaa|aab)z`,
+}
+
+// checkLitAlt compares the literal matcher with the regexp package on
+// data.
+func checkLitAlt(t *testing.T, name string, a *litAlt, re *regexp.Regexp, data []byte) {
+	s, e, ok := a.find(data)
+	loc := re.FindIndex(data)
+	if ok != (loc != nil) || ok && (s != loc[0] || e != loc[1]) {
+		t.Fatalf("%s on %q: got %d %d %v, regexp %v", name, data, s, e, ok, loc)
+	}
+}
+
+// litAltInput builds a value from pieces of the literals (whole, cut,
+// one byte changed) and noise.
+func litAltInput(lits []string, rnd *rand.Rand) []byte {
+	var b []byte
+	for n := rnd.IntN(6); n >= 0; n-- {
+		l := lits[rnd.IntN(len(lits))]
+		switch rnd.IntN(5) {
+		case 0:
+			b = append(b, l...)
+		case 1:
+			b = append(b, l[:rnd.IntN(len(l))]...)
+		case 2:
+			b = append(b, l[rnd.IntN(len(l)):]...)
+		case 3:
+			c := []byte(l)
+			c[rnd.IntN(len(c))] ^= byte(1 + rnd.IntN(3))
+			b = append(b, c...)
+		default:
+			b = append(b, "x\xff aZ\n"[rnd.IntN(6)])
+		}
+	}
+	return b
+}
+
+// TestLitAltMatchesRegexp: the literal matcher finds exactly the regexp
+// package's leftmost-first match, for every rule it serves and for
+// expressions made to stress the order.
+func TestLitAltMatchesRegexp(t *testing.T) {
+	rs := loadRules(t)
+	rnd := rand.New(rand.NewPCG(7, 11))
+	type target struct {
+		name string
+		a    *litAlt
+		re   *regexp.Regexp
+	}
+	var ts []target
+	for _, r := range rs.Rules() {
+		if r.alt != nil {
+			ts = append(ts, target{r.ID, r.alt, r.re})
+		}
+	}
+	if len(ts) == 0 {
+		t.Fatal("got no rule with a literal matcher, want JAVA-013 at least")
+	}
+	for _, x := range litAltExprs {
+		a := newLitAlt(x)
+		if a == nil {
+			t.Fatalf("newLitAlt(%q) = nil", x)
+		}
+		ts = append(ts, target{x, a, regexp.MustCompile(x)})
+	}
+	for _, x := range []string{`ab|abc`, `(?i)abc|abd`, `abc|a.c`, `^abc|abd`, `abc|\x{FFFD}bc`, `abc+|abd`} {
+		if newLitAlt(x) != nil {
+			t.Errorf("newLitAlt(%q): got a matcher, want nil", x)
+		}
+	}
+	for _, tc := range ts {
+		for i := 0; i < 2000; i++ {
+			checkLitAlt(t, tc.name, tc.a, tc.re, litAltInput(tc.a.lits, rnd))
+		}
+	}
+}
+
+// FuzzLitAlt compares the literal matcher of JAVA-013 (125 literals) and
+// of the stress expressions with the regexp package on arbitrary values.
+func FuzzLitAlt(f *testing.F) {
+	rs := loadRules(f)
+	var as []*litAlt
+	var res []*regexp.Regexp
+	for _, r := range rs.Rules() {
+		if r.alt != nil {
+			as, res = append(as, r.alt), append(res, r.re)
+		}
+	}
+	for _, x := range litAltExprs {
+		as, res = append(as, newLitAlt(x)), append(res, regexp.MustCompile(x))
+	}
+	f.Add([]byte("xxcnVudGltZQabcd"))
+	f.Add([]byte("aaab yaabz abce"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for i := range as {
+			checkLitAlt(t, res[i].String(), as[i], res[i], data)
+		}
+	})
+}
+
+// TestLitAltNoAlloc: the literal matcher allocates nothing per value.
+func TestLitAltNoAlloc(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation counts not measurable under -race")
+	}
+	a := newLitAlt(litAltExprs[0])
+	data := []byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxabce xyz")
+	if n := testing.AllocsPerRun(100, func() { a.find(data) }); n != 0 {
+		t.Errorf("got %.1f allocs per find, want 0", n)
+	}
 }
