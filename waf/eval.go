@@ -66,7 +66,7 @@ type evalState struct {
 // memoEntry records that chain computed its transform of the bytes at
 // tbuf offset src (-1: the raw value).
 type memoEntry struct {
-	src, chain int32
+	src, chain, tid int32
 }
 
 func bytesOf(s string) []byte {
@@ -166,7 +166,7 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 // identity reports whether chain c leaves the current value unchanged
 // because none of its transforms is triggered (never in the reference mode).
 func (st *evalState) identity(c int) bool {
-	return c == 0 || (!st.rs.noFilter && st.rawMask&st.rs.chains[c].path == 0)
+	return c == 0 || (!st.rs.noFilter && st.rawMask&st.rs.chainPath[c] == 0)
 }
 
 // transformed returns the value's form under chain c, computing and caching
@@ -204,7 +204,7 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 			st.memo, st.memoStamp = st.memo[:0], st.stamp
 		}
 		for _, m := range st.memo {
-			if m.src == srcOff && st.rs.chains[m.chain].name == ch.name {
+			if m.src == srcOff && m.tid == ch.tid {
 				d := m.chain
 				st.cOff[c], st.cLen[c], st.cForm[c], st.cSame[c], st.cMask[c] = st.cOff[d], st.cLen[d], st.cForm[d], st.cSame[d], st.cMask[d]
 				if st.cOff[c] < 0 {
@@ -213,7 +213,7 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 				return st.tbuf[st.cOff[c] : st.cOff[c]+st.cLen[c]]
 			}
 		}
-		st.memo = append(st.memo, memoEntry{src: srcOff, chain: int32(c)})
+		st.memo = append(st.memo, memoEntry{src: srcOff, chain: int32(c), tid: ch.tid})
 	}
 	off := len(st.tbuf)
 	ran := ref || ch.need == nil || ch.need(src)

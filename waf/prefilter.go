@@ -16,8 +16,15 @@ type acPattern struct {
 type acMatcher struct {
 	classes  [256]uint8
 	nclass   int
-	next     []int32  // state*nclass + class
-	next16   []uint16 // next, when every state fits (half the cache footprint)
+	next     []int32  // state*nclass + class (while building)
+	// tab is the scan's transition table: at state*nclass + class, the
+	// next state's row offset (state*nclass) shifted left once, with the
+	// low bit set when that state has outputs. Rows pre-multiplied keep a
+	// multiplication off the chain of dependent loads each byte waits on.
+	tab []uint32
+	// rowDiv turns a row offset into its state: s = off*rowDiv >> 32,
+	// exact because offsets are multiples of nclass below 2^31.
+	rowDiv uint64
 	out      [][]int  // keys of the patterns ending at a state
 	dict     []int32  // nearest proper suffix state with outputs, or -1
 	hasOut   []bool   // the state or a suffix of it has outputs
@@ -96,9 +103,11 @@ func buildAC(ps []acPattern) *acMatcher {
 			queue = append(queue, nx)
 		}
 	}
+	order := append(make([]int, 0, n), 0)
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
+		order = append(order, s)
 		// Own outputs, and the nearest proper suffix state with some.
 		m.out[s] = dedupe(append([]int(nil), nodes[s].out...))
 		if f := int32(fail[s]); len(m.out[f]) > 0 {
@@ -117,14 +126,44 @@ func buildAC(ps []acPattern) *acMatcher {
 			}
 		}
 	}
-	if n <= 1<<16 {
-		m.next16 = make([]uint16, len(m.next))
-		for i, x := range m.next {
-			m.next16[i] = uint16(x)
+	m.renumber(order)
+	m.rowDiv = (1<<32 + uint64(cls) - 1) / uint64(cls)
+	m.tab = make([]uint32, len(m.next))
+	for i, x := range m.next {
+		m.tab[i] = uint32(int(x)*cls) << 1
+		if m.hasOut[x] {
+			m.tab[i] |= 1
 		}
-		m.next = nil
 	}
+	m.next = nil
 	return m
+}
+
+// renumber gives the states new numbers in the order given (breadth
+// first): the shallow states, where a scan of ordinary text spends nearly
+// all its steps, then share a few hundred kilobytes of the transition table
+// instead of being spread over megabytes of it.
+func (m *acMatcher) renumber(order []int) {
+	n, cls := len(order), m.nclass
+	id := make([]int32, n)
+	for i, s := range order {
+		id[s] = int32(i)
+	}
+	next := make([]int32, len(m.next))
+	out := make([][]int, n)
+	dict := make([]int32, n)
+	hasOut := make([]bool, n)
+	for old, s := range id {
+		for c := 0; c < cls; c++ {
+			next[int(s)*cls+c] = id[m.next[old*cls+c]]
+		}
+		out[s], hasOut[s] = m.out[old], m.hasOut[old]
+		dict[s] = -1
+		if d := m.dict[old]; d >= 0 {
+			dict[s] = id[d]
+		}
+	}
+	m.next, m.out, m.dict, m.hasOut = next, out, dict, hasOut
 }
 
 func dedupe(xs []int) []int {
@@ -148,18 +187,9 @@ func dedupe(xs []int) []int {
 // make each state's outputs be emitted once per scan; a nil seen emits
 // every time.
 func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
-	if m.next16 != nil {
-		scanDFA(m, m.next16, data, bits, compact, seen, stamp)
-	} else {
-		scanDFA(m, m.next, data, bits, compact, seen, stamp)
-	}
-}
-
-// scanDFA is scan over a transition table of either width.
-func scanDFA[T uint16 | int32](m *acMatcher, next []T, data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
-	nc := int32(m.nclass)
-	s := int32(next[int32(m.classes[markBOT[0]])])
-	m.emit(s, bits, seen, stamp)
+	tab, div := m.tab, m.rowDiv
+	e := tab[m.classes[markBOT[0]]]
+	m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
 	var run byte // the symbol of the pending run of blanks (0: none)
 	for _, b := range data {
 		if compact && blankByte[b] {
@@ -171,21 +201,27 @@ func scanDFA[T uint16 | int32](m *acMatcher, next []T, data []byte, bits []uint6
 			continue
 		}
 		if run != 0 {
-			s = int32(next[s*nc+int32(m.classes[run])])
-			m.emit(s, bits, seen, stamp)
+			e = tab[e>>1+uint32(m.classes[run])]
+			if e&1 != 0 {
+				m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+			}
 			run = 0
 		}
-		s = int32(next[s*nc+int32(m.classes[b])])
-		if m.hasOut[s] {
-			m.emit(s, bits, seen, stamp)
+		e = tab[e>>1+uint32(m.classes[b])]
+		if e&1 != 0 {
+			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
 		}
 	}
 	if run != 0 {
-		s = int32(next[s*nc+int32(m.classes[run])])
-		m.emit(s, bits, seen, stamp)
+		e = tab[e>>1+uint32(m.classes[run])]
+		if e&1 != 0 {
+			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+		}
 	}
-	s = int32(next[s*nc+int32(m.classes[markEOT[0]])])
-	m.emit(s, bits, seen, stamp)
+	e = tab[e>>1+uint32(m.classes[markEOT[0]])]
+	if e&1 != 0 {
+		m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+	}
 }
 
 func (m *acMatcher) emit(s int32, bits []uint64, seen []uint32, stamp uint32) {

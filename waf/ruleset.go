@@ -16,6 +16,9 @@ type RuleSet struct {
 	rules  []*Rule
 	byID   map[string]*Rule
 	chains []chain
+	// chainPath is chains[c].path, packed: read for every chain of every
+	// value.
+	chainPath []uint32
 	// byZone lists, per zone, the indices of rules that target it, in rule order.
 	byZone [numZones][]int
 	// ac is the prefilter: every literal of every required set (key) of
@@ -61,6 +64,7 @@ type chain struct {
 	path   uint32     // trig of every transform of the chain
 	name   string
 	names  []string // full chain, for explain
+	tid    int32    // the transform, numbered (same name, same number)
 }
 
 // Load parses every *.toml file in dir (sorted by name) into one RuleSet.
@@ -129,6 +133,9 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 		}
 	}
 	rs.words = (len(rs.rules) + 63) / 64
+	for _, c := range rs.chains {
+		rs.chainPath = append(rs.chainPath, c.path)
+	}
 	compactPs := rs.buildPrefilters()
 	rs.buildZones(compactPs)
 	return rs, nil
@@ -141,8 +148,15 @@ func (rs *RuleSet) intern(parent int, name string) int {
 		}
 	}
 	names := append(append([]string(nil), rs.chains[parent].names...), name)
+	tid := int32(len(rs.chains))
+	for i := range rs.chains {
+		if rs.chains[i].name == name {
+			tid = rs.chains[i].tid
+			break
+		}
+	}
 	g := transformGate[name]
-	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names,
+	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names, tid: tid,
 		lower: name == "lowercase", need: g.need, trig: g.trig, path: rs.chains[parent].path | g.trig})
 	return len(rs.chains) - 1
 }
@@ -443,7 +457,7 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 // withoutPrefilter returns a copy of rs that runs every matcher (the
 // reference for the differential prefilter test).
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
-	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
+	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, chainPath: rs.chainPath, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
 		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, slotAC: rs.slotAC,
 		maxStates: rs.maxStates, noFilter: true}

@@ -495,16 +495,13 @@ func base64Decode(dst, src []byte) []byte {
 // encoding still decodes to readable text. Outputs are separated by '\n';
 // other bytes are dropped.
 func base64Scan(dst, src []byte) []byte {
-	isB64 := func(c byte) bool {
-		return ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '+' || c == '/' || c == '-' || c == '_'
-	}
 	for i := 0; i < len(src); {
-		if !isB64(src[i]) {
+		if b64Value[src[i]] < 0 {
 			i++
 			continue
 		}
 		j := i
-		for j < len(src) && isB64(src[j]) {
+		for j < len(src) && b64Value[src[j]] >= 0 {
 			j++
 		}
 		if j-i >= 8 {
@@ -518,22 +515,26 @@ func base64Scan(dst, src []byte) []byte {
 	return dst
 }
 
+// b64Value maps a byte of either base64 alphabet (standard and URL-safe)
+// to its 6-bit value, and every other byte to -1.
+var b64Value = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" {
+		t[c] = int8(i)
+	}
+	t['+'], t['-'], t['/'], t['_'] = 62, 62, 63, 63
+	return t
+}()
+
 // base64Bits decodes base64 characters (no padding or validation).
 func base64Bits(dst, src []byte) []byte {
 	var acc uint32
 	bits := 0
 	for _, c := range src {
-		var v byte
-		switch {
-		case 'A' <= c && c <= 'Z':
-			v = c - 'A'
-		case 'a' <= c && c <= 'z':
-			v = c - 'a' + 26
-		case '0' <= c && c <= '9':
-			v = c - '0' + 52
-		case c == '+' || c == '-':
-			v = 62
-		default:
+		v := b64Value[c]
+		if v < 0 {
 			v = 63
 		}
 		acc = acc<<6 | uint32(v)
