@@ -219,11 +219,11 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 				add(set, true)
 			}
 			// The trigger (first key) is the set least likely to occur in
-			// ordinary text: the one whose shortest literal is longest.
-			best, bestLen := 0, -1
+			// ordinary text (rarity).
+			best, bestScore := 0, -1
 			for i, set := range append(append([][]string(nil), a.sets...), a.raw...) {
-				if l := shortest(set); l > bestLen {
-					best, bestLen = i, l
+				if sc := rarity(set); sc > bestScore {
+					best, bestScore = i, sc
 				}
 			}
 			keys[0], keys[best] = keys[best], keys[0]
@@ -249,14 +249,29 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 	return compactPs
 }
 
-// shortest returns the length of the shortest literal of set (at most
-// maxKeyLen, as scanned).
-func shortest(set []string) int {
-	n := maxKeyLen
+// rarity scores how seldom a key set occurs in ordinary text, by its
+// commonest-looking literal (as scanned: at most maxKeyLen bytes): each
+// byte counts, and a byte that is not a letter, digit, blank or value
+// boundary counts five times — text is mostly words, so "; " is rarer than
+// " g", and "union" rarer than "or".
+func rarity(set []string) int {
+	score := -1
 	for _, l := range set {
-		n = min(n, len(l))
+		l = l[:min(len(l), maxKeyLen)]
+		n := 0
+		for i := 0; i < len(l); i++ {
+			c := lower(l[i])
+			if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || blankByte[c] || c == markBOT[0] || c == markEOT[0] {
+				n++
+			} else {
+				n += 5
+			}
+		}
+		if score < 0 || n < score {
+			score = n
+		}
 	}
-	return n
+	return score
 }
 
 // automaton compiles ps, with a second automaton of its trigger keys alone
