@@ -44,8 +44,8 @@ type evalState struct {
 	cMask     []uint32 // classMask of the output
 	nforms    int32
 	formBits  []uint64 // per form: the prefilter keys found (keyWords each)
-	formStamp []uint32 // per form: trigger scan done (stamp)
-	formFull  []uint32 // per form: full scan done (stamp)
+	formStamp []uint32 // per form: triggers added (stamp)
+	formFull  []uint32 // per form: scanned (stamp)
 	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: the slot's)
 	ac        *acMatcher   // the current value's slot automaton
 	stamp     uint32
@@ -274,22 +274,14 @@ func (st *evalState) mask(c int) uint32 {
 	return st.cMask[c]
 }
 
-// triggers scans form f, whose bytes are data, once per value for the
-// trigger keys (the first of each alternative) and adds the rules they
-// trigger to cand. Most values trigger nothing, and their other keys are
-// never looked for.
+// triggers adds to cand the rules triggered by the keys found in form f,
+// whose bytes are data (once per form and value).
 func (st *evalState) triggers(f int32, data []byte) {
 	if st.formStamp[f] == st.stamp {
 		return
 	}
 	st.formStamp[f] = st.stamp
-	w := st.rs.keyWords
-	bits := st.formBits[int(f)*w : int(f+1)*w]
-	if st.formFull[f] != st.stamp {
-		clear(bits)
-		st.scan(f, data, bits, true)
-	}
-	for i, x := range bits {
+	for i, x := range st.keys(f, data) {
 		x &= st.rs.trigKeys[i]
 		for x != 0 {
 			k := i<<6 | mbits.TrailingZeros64(x)
@@ -300,8 +292,10 @@ func (st *evalState) triggers(f int32, data []byte) {
 	}
 }
 
-// keys returns every prefilter key found in form f, whose bytes are data,
-// scanning it once per value.
+// keys returns the prefilter keys found in form f, whose bytes are data,
+// scanning it once per value: with the automaton of the transform that
+// made the form (one that only a few rules read), else the value's slot
+// automaton.
 func (st *evalState) keys(f int32, data []byte) []uint64 {
 	w := st.rs.keyWords
 	bits := st.formBits[int(f)*w : int(f+1)*w]
@@ -310,14 +304,6 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 	}
 	st.formFull[f] = st.stamp
 	clear(bits)
-	st.scan(f, data, bits, false)
-	return bits
-}
-
-// scan sets the bits of the keys found in form f (trigger keys only, with
-// trig): with the automaton of the transform that made the form (one only
-// a few rules read), else the value's slot automaton.
-func (st *evalState) scan(f int32, data []byte, bits []uint64, trig bool) {
 	st.scanStamp++
 	if st.scanStamp == 0 { // wrapped
 		clear(st.seen)
@@ -328,16 +314,13 @@ func (st *evalState) scan(f int32, data []byte, bits []uint64, trig bool) {
 	if own := st.formAC[f]; own != nil && f != 0 {
 		ac, seen = own, nil
 	}
-	raw := st.rs.acRaw
-	if trig {
-		ac, raw = ac.trigOnly(), raw.trigOnly()
-	}
 	if ac != nil {
 		ac.scan(data, bits, true, seen, st.scanStamp)
 	}
-	if raw != nil {
-		raw.scan(data, bits, false, st.seen[n:], st.scanStamp)
+	if st.rs.acRaw != nil {
+		st.rs.acRaw.scan(data, bits, false, st.seen[n:], st.scanStamp)
 	}
+	return bits
 }
 
 // admits reports whether every prefilter key of one of r's alternatives

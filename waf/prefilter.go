@@ -29,15 +29,6 @@ type acMatcher struct {
 	dict     []int32  // nearest proper suffix state with outputs, or -1
 	hasOut   []bool   // the state or a suffix of it has outputs
 	patterns int
-	trig     *acMatcher // the trigger keys alone (itself when all are; nil when none)
-}
-
-// trigOnly returns the automaton of m's trigger keys (nil for none).
-func (m *acMatcher) trigOnly() *acMatcher {
-	if m == nil {
-		return nil
-	}
-	return m.trig
 }
 
 func buildAC(ps []acPattern) *acMatcher {

@@ -39,7 +39,7 @@ type RuleSet struct {
 	scanChains [numSlots][]int
 	// slotAC is, per slot, the compact automaton holding just the keys of
 	// the slot's rules (shared between slots with the same rules; ac itself
-	// when the slot has most of them): fewer states to miss cache on and no
+	// when the slot has more than a quarter of them): fewer states to miss cache on and no
 	// outputs for rules that cannot run there.
 	slotAC    [numSlots]*acMatcher
 	maxStates int // the most states of any compact automaton
@@ -240,10 +240,10 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 	}
 	rs.ac, rs.acRaw = nil, nil
 	if len(compactPs) > 0 {
-		rs.ac = rs.automaton(compactPs)
+		rs.ac = buildAC(compactPs)
 	}
 	if len(rawPs) > 0 {
-		rs.acRaw = rs.automaton(rawPs)
+		rs.acRaw = buildAC(rawPs)
 	}
 	rs.buildTransformACs(compactPs)
 	return compactPs
@@ -274,28 +274,9 @@ func rarity(set []string) int {
 	return score
 }
 
-// automaton compiles ps, with a second automaton of its trigger keys alone
-// (trigKeys must be set).
-func (rs *RuleSet) automaton(ps []acPattern) *acMatcher {
-	m := buildAC(ps)
-	var tp []acPattern
-	for _, p := range ps {
-		if rs.trigKeys[p.rule>>6]&(1<<(uint(p.rule)&63)) != 0 {
-			tp = append(tp, p)
-		}
-	}
-	switch {
-	case len(tp) == len(ps):
-		m.trig = m
-	case len(tp) > 0:
-		m.trig = buildAC(tp)
-	}
-	return m
-}
-
 // buildTransformACs gives every chain ending in transform T the compact
-// keys of the rules whose chains contain T, when those are fewer than half
-// the rules (base64 decodings always: long runs of noise few rules read). A
+// keys of the rules whose chains contain T, when those are fewer than a
+// quarter of the rules (base64 decodings always: long runs of noise few rules read). A
 // form T creates is read only by such rules: by chains that extend it while
 // leaving the bytes unchanged (or changing only their case), and by other
 // chains applying T to the same bytes. So the text remove_ws or cmdline
@@ -323,7 +304,7 @@ func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
 					}
 				}
 			}
-			if 2*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
+			if 4*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
 				var ps []acPattern
 				for _, p := range compactPs {
 					if uses[rs.keyRule[p.rule]] {
@@ -331,7 +312,7 @@ func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
 					}
 				}
 				if len(ps) > 0 {
-					ac = rs.automaton(ps)
+					ac = buildAC(ps)
 				}
 			}
 			byName[t] = ac
@@ -410,14 +391,14 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 			}
 		}
 		switch {
-		case 2*len(ps) > len(compactPs):
-			// Most of the keys: a second large automaton would cost
-			// megabytes for little gain.
+		case 4*len(ps) > len(compactPs):
+			// More than a quarter of the keys: a second large automaton
+			// would cost megabytes for little gain.
 			rs.slotAC[sl] = rs.ac
 		case len(ps) > 0:
 			sig := string(bitsetBytes(rs.zoneRules[maxParanoia][sl]))
 			if shared[sig] == nil {
-				shared[sig] = rs.automaton(ps)
+				shared[sig] = buildAC(ps)
 			}
 			rs.slotAC[sl] = shared[sig]
 			rs.maxStates = max(rs.maxStates, shared[sig].states())
