@@ -36,16 +36,11 @@ type evalState struct {
 	rawMask   uint32 // classMask of the current value
 	maskStamp uint32 // stamp for which rawMask was computed
 	tbuf      []byte
-	cOff      []int32
-	cLen      []int32
-	cStamp    []uint32
-	cForm     []int32
-	cSame     []bool   // output identical to the parent's
-	cMask     []uint32 // classMask of the output
+	co        []chainOut // per chain: its output for the current value
 	nforms    int32
-	formBits  []uint64 // per form: the prefilter keys found (keyWords each)
-	formStamp []uint32 // per form: triggers added (stamp)
-	formFull  []uint32 // per form: scanned (stamp)
+	formBits  []uint64     // per form: the prefilter keys found (keyWords each)
+	formStamp []uint32     // per form: triggers added (stamp)
+	formFull  []uint32     // per form: scanned (stamp)
 	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: the slot's)
 	ac        *acMatcher   // the current value's slot automaton
 	stamp     uint32
@@ -61,6 +56,16 @@ type evalState struct {
 	matches []Match
 	score   int
 	force   bool
+}
+
+// chainOut is a chain's output for the current value.
+type chainOut struct {
+	stamp uint32 // the value's stamp when computed
+	off   int32  // offset in tbuf; -1: the raw value itself
+	n     int32  // length in tbuf
+	form  int32  // prefilter form
+	mask  uint32 // classMask of the output
+	same  bool   // identical to the parent's output
 }
 
 // memoEntry records that chain computed its transform of the bytes at
@@ -83,12 +88,7 @@ func (rs *RuleSet) getState() *evalState {
 	n := len(rs.chains)
 	return &evalState{
 		rs:        rs,
-		cOff:      make([]int32, n),
-		cLen:      make([]int32, n),
-		cStamp:    make([]uint32, n),
-		cForm:     make([]int32, n),
-		cSame:     make([]bool, n),
-		cMask:     make([]uint32, n),
+		co:        make([]chainOut, n),
 		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
 		formFull:  make([]uint32, n),
@@ -178,43 +178,40 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 	if st.identity(c) {
 		return raw
 	}
-	if st.cStamp[c] == st.stamp {
-		if st.cOff[c] < 0 {
-			return raw
-		}
-		return st.tbuf[st.cOff[c] : st.cOff[c]+st.cLen[c]]
+	o := &st.co[c]
+	if o.stamp == st.stamp {
+		return st.bytesOf(o, raw)
 	}
-	ch := &st.rs.chains[c]
-	src := st.transformed(ch.parent, raw)
-	pform, pmask := st.form(ch.parent), st.mask(ch.parent)
-	st.cStamp[c] = st.stamp
+	hc := &st.rs.hot[c]
+	parent := int(hc.parent)
+	src := st.transformed(parent, raw)
+	// The parent's form and classes (the raw value's when it is the identity).
+	pform, pmask, poff, plen := int32(0), st.rawMask, int32(-1), int32(0)
+	if !st.identity(parent) {
+		po := &st.co[parent]
+		pform, pmask, poff, plen = po.form, po.mask, po.off, po.n
+	}
+	o.stamp = st.stamp
 	ref := st.rs.noFilter
-	if !ref && pmask&ch.trig == 0 {
-		st.share(c, ch.parent, pform, pmask)
+	if !ref && pmask&hc.trig == 0 {
+		*o = chainOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask, same: true}
 		return src
 	}
 	// The same transform of the same bytes under another chain (remove_ws
 	// after different no-op decodings) is computed once per value.
-	srcOff := int32(-1) // the raw value
-	if ch.parent != 0 && !st.identity(ch.parent) {
-		srcOff = st.cOff[ch.parent]
-	}
 	if !ref {
 		if st.memoStamp != st.stamp {
 			st.memo, st.memoStamp = st.memo[:0], st.stamp
 		}
 		for _, m := range st.memo {
-			if m.src == srcOff && m.tid == ch.tid {
-				d := m.chain
-				st.cOff[c], st.cLen[c], st.cForm[c], st.cSame[c], st.cMask[c] = st.cOff[d], st.cLen[d], st.cForm[d], st.cSame[d], st.cMask[d]
-				if st.cOff[c] < 0 {
-					return raw
-				}
-				return st.tbuf[st.cOff[c] : st.cOff[c]+st.cLen[c]]
+			if m.src == poff && m.tid == hc.tid {
+				*o = st.co[m.chain]
+				return st.bytesOf(o, raw)
 			}
 		}
-		st.memo = append(st.memo, memoEntry{src: srcOff, chain: int32(c), tid: ch.tid})
+		st.memo = append(st.memo, memoEntry{src: poff, chain: int32(c), tid: hc.tid})
 	}
+	ch := &st.rs.chains[c]
 	off := len(st.tbuf)
 	ran := ref || ch.need == nil || ch.need(src)
 	if ran {
@@ -225,36 +222,34 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 	case !ran, bytes.Equal(out, src):
 		// Unchanged: share the parent's bytes and form.
 		st.tbuf = st.tbuf[:off]
-		st.share(c, ch.parent, pform, pmask)
+		*o = chainOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask, same: true}
 		return src
-	case len(out) == len(src) && ch.lower:
+	case len(out) == len(src) && hc.lower:
 		// Equal up to ASCII case: the case-folding prefilter sees no difference.
-		st.cForm[c], st.cSame[c], st.cMask[c] = pform, false, pmask&^clsUpper
+		o.form, o.mask = pform, pmask&^clsUpper
 	case len(out) == len(src) && equalFoldBytes(out, src):
-		st.cForm[c], st.cSame[c], st.cMask[c] = pform, false, classMask(out)
+		o.form, o.mask = pform, classMask(out)
 	default:
-		st.cForm[c], st.cSame[c], st.cMask[c] = st.nforms, false, classMask(out)
-		st.formAC[st.nforms] = st.rs.chains[c].ac
+		o.form, o.mask = st.nforms, classMask(out)
+		st.formAC[st.nforms] = ch.ac
 		st.nforms++
 	}
-	st.cOff[c], st.cLen[c] = int32(off), int32(len(out))
+	o.same, o.off, o.n = false, int32(off), int32(len(out))
 	return out
 }
 
-// share records that chain c's output is its parent's.
-func (st *evalState) share(c, parent int, pform int32, pmask uint32) {
-	if parent == 0 || st.identity(parent) {
-		st.cOff[c], st.cLen[c] = -1, 0 // the raw value itself
-	} else {
-		st.cOff[c], st.cLen[c] = st.cOff[parent], st.cLen[parent]
+// bytesOf returns the bytes of a computed chain output.
+func (st *evalState) bytesOf(o *chainOut, raw []byte) []byte {
+	if o.off < 0 {
+		return raw
 	}
-	st.cForm[c], st.cSame[c], st.cMask[c] = pform, true, pmask
+	return st.tbuf[o.off : o.off+o.n]
 }
 
 // same reports whether chain c's output is its parent's, byte for byte
 // (after transformed(c) ran).
 func (st *evalState) same(c int) bool {
-	return st.identity(c) || st.cSame[c]
+	return st.identity(c) || st.co[c].same
 }
 
 // form returns the prefilter form of chain c (after transformed(c) ran).
@@ -262,7 +257,7 @@ func (st *evalState) form(c int) int32 {
 	if st.identity(c) {
 		return 0
 	}
-	return st.cForm[c]
+	return st.co[c].form
 }
 
 // mask returns the byte classes of chain c's output (after transformed(c)
@@ -271,7 +266,7 @@ func (st *evalState) mask(c int) uint32 {
 	if st.identity(c) {
 		return st.rawMask
 	}
-	return st.cMask[c]
+	return st.co[c].mask
 }
 
 // triggers adds to cand the rules triggered by the keys found in form f,
@@ -352,7 +347,7 @@ func (st *evalState) inspect(v *value) {
 	st.ac = rs.slotAC[v.slot]
 	st.stamp++
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
-		clear(st.cStamp)
+		clear(st.co)
 		clear(st.formStamp)
 		clear(st.formFull)
 		st.maskStamp, st.memoStamp = 0, 0
@@ -374,7 +369,7 @@ func (st *evalState) inspect(v *value) {
 				continue
 			}
 			data := st.transformed(c, v.data)
-			st.triggers(st.cForm[c], data)
+			st.triggers(st.co[c].form, data)
 		}
 		for i := range cand {
 			cand[i] &= zr[i]

@@ -14,9 +14,9 @@ type acPattern struct {
 // acMatcher is an Aho–Corasick automaton over ASCII-case-folded bytes,
 // compiled to a dense DFA over byte classes.
 type acMatcher struct {
-	classes  [256]uint8
-	nclass   int
-	next     []int32  // state*nclass + class (while building)
+	classes [256]uint8
+	nclass  int
+	next    []int32 // state*nclass + class (while building)
 	// tab is the scan's transition table: at state*nclass + class, the
 	// next state's row offset (state*nclass) shifted left once, with the
 	// low bit set when that state has outputs. Rows pre-multiplied keep a
@@ -24,10 +24,10 @@ type acMatcher struct {
 	tab []uint32
 	// rowDiv turns a row offset into its state: s = off*rowDiv >> 32,
 	// exact because offsets are multiples of nclass below 2^31.
-	rowDiv uint64
-	out      [][]int  // keys of the patterns ending at a state
-	dict     []int32  // nearest proper suffix state with outputs, or -1
-	hasOut   []bool   // the state or a suffix of it has outputs
+	rowDiv   uint64
+	out      [][]int // keys of the patterns ending at a state
+	dict     []int32 // nearest proper suffix state with outputs, or -1
+	hasOut   []bool  // the state or a suffix of it has outputs
 	patterns int
 }
 

@@ -16,9 +16,10 @@ type RuleSet struct {
 	rules  []*Rule
 	byID   map[string]*Rule
 	chains []chain
-	// chainPath is chains[c].path, packed: read for every chain of every
-	// value.
+	// chainPath and hot are, packed, what every chain of every value reads
+	// of chains.
 	chainPath []uint32
+	hot       []chainHot
 	// byZone lists, per zone, the indices of rules that target it, in rule order.
 	byZone [numZones][]int
 	// ac is the prefilter: every literal of every required set (key) of
@@ -43,8 +44,8 @@ type RuleSet struct {
 	// outputs for rules that cannot run there.
 	slotAC    [numSlots]*acMatcher
 	maxStates int // the most states of any compact automaton
-	noFilter   bool
-	pool       sync.Pool
+	noFilter  bool
+	pool      sync.Pool
 }
 
 // maxKeyLen bounds the length of a prefilter literal.
@@ -65,6 +66,14 @@ type chain struct {
 	name   string
 	names  []string // full chain, for explain
 	tid    int32    // the transform, numbered (same name, same number)
+}
+
+// chainHot is the part of a chain the evaluation of every value reads.
+type chainHot struct {
+	parent int32
+	trig   uint32
+	tid    int32
+	lower  bool
 }
 
 // Load parses every *.toml file in dir (sorted by name) into one RuleSet.
@@ -135,6 +144,7 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	rs.words = (len(rs.rules) + 63) / 64
 	for _, c := range rs.chains {
 		rs.chainPath = append(rs.chainPath, c.path)
+		rs.hot = append(rs.hot, chainHot{parent: int32(c.parent), trig: c.trig, tid: c.tid, lower: c.lower})
 	}
 	compactPs := rs.buildPrefilters()
 	rs.buildZones(compactPs)
@@ -453,7 +463,7 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 // withoutPrefilter returns a copy of rs that runs every matcher (the
 // reference for the differential prefilter test).
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
-	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, chainPath: rs.chainPath, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
+	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, chainPath: rs.chainPath, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
 		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, slotAC: rs.slotAC,
 		maxStates: rs.maxStates, noFilter: true}
