@@ -24,10 +24,16 @@ type acMatcher struct {
 	tab []uint32
 	// rowDiv turns a row offset into its state: s = off*rowDiv >> 32,
 	// exact because offsets are multiples of nclass below 2^31.
-	rowDiv   uint64
-	out      [][]int // keys of the patterns ending at a state
-	dict     []int32 // nearest proper suffix state with outputs, or -1
-	hasOut   []bool  // the state or a suffix of it has outputs
+	rowDiv uint64
+	// keys[start[s]:start[s+1]] are the keys found on reaching state s.
+	keys  []uint32
+	start []uint32
+	// While building: the keys of the patterns ending at a state, its
+	// nearest proper suffix state with outputs (or -1), and whether it or
+	// a suffix has outputs.
+	out      [][]int
+	dict     []int32
+	hasOut   []bool
 	patterns int
 }
 
@@ -127,7 +133,34 @@ func buildAC(ps []acPattern) *acMatcher {
 		}
 	}
 	m.next = nil
+	m.flatten()
 	return m
+}
+
+// flatten lists, per state, every key found on reaching it (its own and
+// those of its suffix states), sorted and each once, in one array: an emit
+// is one contiguous loop instead of a walk of the suffix chain.
+func (m *acMatcher) flatten() {
+	n := len(m.out)
+	m.start = make([]uint32, n+1)
+	var flat []uint32
+	var merged []int
+	for s := 0; s < n; s++ {
+		m.start[s] = uint32(len(flat))
+		merged = append(merged[:0], m.out[s]...)
+		if d := m.dict[s]; d >= 0 {
+			// Breadth-first numbering: a suffix state precedes s.
+			for _, k := range flat[m.start[d]:m.start[d+1]] {
+				merged = append(merged, int(k))
+			}
+		}
+		for _, k := range dedupe(merged) {
+			flat = append(flat, uint32(k))
+		}
+	}
+	m.start[n] = uint32(len(flat))
+	m.keys = flat
+	m.out, m.dict, m.hasOut = nil, nil, nil
 }
 
 // renumber gives the states new numbers in the order given (breadth
@@ -216,15 +249,14 @@ func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32
 }
 
 func (m *acMatcher) emit(s int32, bits []uint64, seen []uint32, stamp uint32) {
-	// Walk the suffix states with outputs; one already seen in this scan
-	// had its whole chain emitted.
-	for ; s >= 0 && (seen == nil || seen[s] != stamp); s = m.dict[s] {
-		if seen != nil {
-			seen[s] = stamp
+	if seen != nil {
+		if seen[s] == stamp {
+			return // emitted already in this scan
 		}
-		for _, k := range m.out[s] {
-			bits[k>>6] |= 1 << (uint(k) & 63)
-		}
+		seen[s] = stamp
+	}
+	for _, k := range m.keys[m.start[s]:m.start[s+1]] {
+		bits[k>>6] |= 1 << (k & 63)
 	}
 }
 
@@ -233,7 +265,7 @@ func (m *acMatcher) states() int {
 	if m == nil {
 		return 0
 	}
-	return len(m.hasOut)
+	return len(m.start) - 1
 }
 
 // blankByte marks the bytes of which the compact scan sees each run as one
