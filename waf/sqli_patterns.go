@@ -11,6 +11,12 @@ func detectSQLi(st *evalState, r *Rule, b []byte) (int, int, bool) {
 	if !sqlMayMatch(b) {
 		return 0, 0, false
 	}
+	return detectSQLiAll(st, b)
+}
+
+// detectSQLiAll is detectSQLi without the fast path: b, then b with '+'
+// read as a space.
+func detectSQLiAll(st *evalState, b []byte) (int, int, bool) {
 	if s, e, ok := detectSQLiOnce(st, b); ok {
 		return s, e, true
 	}

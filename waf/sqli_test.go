@@ -4,13 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"flag"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -241,10 +237,11 @@ func loadSQLiCorpusValues(tb testing.TB) []string {
 	return out
 }
 
-// sqliDiff compares the analyser with its reference copy on v.
-func sqliDiff(st *evalState, ref *sqlRefState, v []byte) (got, want [3]int, same bool) {
+// sqliDiff compares the analyser with its full analysis on v (without the
+// sqlMayMatch fast path, which must never hide a match).
+func sqliDiff(st *evalState, v []byte) (got, want [3]int, same bool) {
 	s, e, ok := detectSQLi(st, nil, v)
-	rs, re, rok := detectSQLiRef(ref, nil, v)
+	rs, re, rok := detectSQLiAll(st, v)
 	got = [3]int{s, e, b2i(ok)}
 	want = [3]int{rs, re, b2i(rok)}
 	return got, want, got == want
@@ -275,12 +272,13 @@ var sqliEdgeCases = []string{
 }
 
 // TestSQLiDifferential: on the edge cases, and on every corpus value in its
-// own case and lower and upper-cased, the analyser gives the verdict and span of its reference copy
-// (the analyser before the benign-text fast path).
+// own case and lower and upper-cased, the analyser gives the verdict and
+// span of its full analysis: sqlMayMatch rules out only values nothing
+// matches.
 func TestSQLiDifferential(t *testing.T) {
-	st, ref := &evalState{}, &sqlRefState{}
+	st := &evalState{}
 	for _, v := range sqliEdgeCases {
-		if got, want, same := sqliDiff(st, ref, []byte(v)); !same {
+		if got, want, same := sqliDiff(st, []byte(v)); !same {
 			t.Errorf("detectSQLi(%q): got (start, end, match) %v, want %v", v, got, want)
 		}
 	}
@@ -295,7 +293,7 @@ func TestSQLiDifferential(t *testing.T) {
 			if !sqlMayMatch([]byte(v)) {
 				fast++
 			}
-			got, want, same := sqliDiff(st, ref, []byte(v))
+			got, want, same := sqliDiff(st, []byte(v))
 			matched += want[2]
 			if !same {
 				diffs++
@@ -308,8 +306,8 @@ func TestSQLiDifferential(t *testing.T) {
 	t.Logf("%d values (%d distinct corpus strings): %d matched, %d ruled out by sqlMayMatch, %d differences", n, len(vals), matched, fast, diffs)
 }
 
-// FuzzSQLiDifferential: the analyser and its reference copy agree on every
-// input, and sqlMayMatch never rules out a value the reference matches.
+// FuzzSQLiDifferential: sqlMayMatch never rules out a value the full
+// analysis matches.
 func FuzzSQLiDifferential(f *testing.F) {
 	for _, c := range sqliBenchCases {
 		f.Add(c.in)
@@ -329,105 +327,13 @@ func FuzzSQLiDifferential(f *testing.F) {
 			f.Add(s)
 		}
 	}
-	st, ref := &evalState{}, &sqlRefState{}
+	st := &evalState{}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, want, same := sqliDiff(st, ref, []byte(s))
+		got, want, same := sqliDiff(st, []byte(s))
 		if !same {
 			t.Fatalf("detectSQLi(%q): got (start, end, match) %v, want %v", s, got, want)
 		}
 	})
-}
-
-// refWordLists returns the string literals of the reference copy's word
-// functions, read from its source.
-func refWordLists(t *testing.T) map[string][]string {
-	t.Helper()
-	fs := token.NewFileSet()
-	file, err := parser.ParseFile(fs, "sqli_ref_test.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lists := map[string][]string{}
-	for _, d := range file.Decls {
-		fn, ok := d.(*ast.FuncDecl)
-		if !ok {
-			continue
-		}
-		switch fn.Name.Name {
-		case "sqlKeywordRef", "dangerousFuncRef", "strongFuncRef", "schemaWordRef":
-		default:
-			continue
-		}
-		ast.Inspect(fn.Body, func(n ast.Node) bool {
-			if l, ok := n.(*ast.BasicLit); ok && l.Kind == token.STRING {
-				s, err := strconv.Unquote(l.Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				lists[fn.Name.Name] = append(lists[fn.Name.Name], s)
-			}
-			return true
-		})
-	}
-	return lists
-}
-
-// TestSQLWordTables: the hashed word table and schemaWord agree with the
-// reference switches on every word either side knows (outside those words
-// both report nothing), on each with a byte cut off or added, and on the
-// corpus's words.
-func TestSQLWordTables(t *testing.T) {
-	lists := refWordLists(t)
-	for _, name := range [...]string{"sqlKeywordRef", "dangerousFuncRef", "strongFuncRef", "schemaWordRef"} {
-		if len(lists[name]) < 20 {
-			t.Fatalf("%s: got %d literals from the reference source, want its word list", name, len(lists[name]))
-		}
-	}
-	var words []string
-	for _, l := range lists {
-		words = append(words, l...)
-	}
-	for _, e := range sqlWords {
-		if e.w != "" {
-			words = append(words, e.w)
-		}
-	}
-	words = append(words, schemaPrefixes[:]...)
-	for _, s := range sqliCorpusValues(t) {
-		words = append(words, strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r > 0x7f || !isIdent(byte(r)) })...)
-	}
-	seen := map[string]bool{}
-	var more []string
-	for _, w := range words {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		more = append(more, w+"x", w+".", w+"_"+w)
-		if len(w) > 0 {
-			more = append(more, w[:len(w)-1], w[1:])
-		}
-	}
-	for _, w := range more {
-		seen[w] = true
-	}
-	for w := range seen {
-		b := []byte(w)
-		kw, logic := sqlKeyword(b)
-		rkw, rlogic := sqlKeywordRef(b)
-		if kw != rkw || logic != rlogic {
-			t.Errorf("sqlKeyword(%q): got %d %v, want %d %v", w, kw, logic, rkw, rlogic)
-		}
-		if got, want := dangerousFunc(b), dangerousFuncRef(b); got != want {
-			t.Errorf("dangerousFunc(%q): got %v, want %v", w, got, want)
-		}
-		if got, want := strongFunc(b), strongFuncRef(b); got != want {
-			t.Errorf("strongFunc(%q): got %v, want %v", w, got, want)
-		}
-		if got, want := schemaWord(b), schemaWordRef(b); got != want {
-			t.Errorf("schemaWord(%q): got %v, want %v", w, got, want)
-		}
-	}
 }
 
 // TestSQLiFastPathAllocs: benign values, on and off the fast path, cost no
