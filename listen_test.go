@@ -1,0 +1,46 @@
+package edge
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+// TestListenTCPAndUDP: the https listener's TCP and UDP (HTTP/3) ports are
+// one number; with port 0 a pick whose UDP twin is taken is tried again,
+// and a fixed port whose UDP twin is taken is an error naming UDP.
+func TestListenTCPAndUDP(t *testing.T) {
+	for range 50 {
+		ln, udp, err := listenTCPAndUDP("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, up := ln.Addr().(*net.TCPAddr).Port, udp.LocalAddr().(*net.UDPAddr).Port
+		ln.Close()
+		udp.Close()
+		if tp != up || tp == 0 {
+			t.Fatalf("tcp port %d, udp port %d: want the same, non-zero", tp, up)
+		}
+	}
+
+	// A UDP socket holding some port; TCP on that number is free.
+	taken, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.LocalAddr().String()
+	if ln, udp, err := listenTCPAndUDP(addr); err == nil {
+		ln.Close()
+		udp.Close()
+		t.Fatalf("listenTCPAndUDP(%s) with its UDP port taken: got no error", addr)
+	} else if !strings.Contains(err.Error(), "udp") {
+		t.Fatalf("got %q, want an error naming udp", err)
+	}
+	// The TCP listener of the failed attempt was released.
+	tl, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("tcp %s still held after the failed pair: %v", addr, err)
+	}
+	tl.Close()
+}
