@@ -391,7 +391,7 @@ func (st *evalState) inspect(v *value) {
 // matches.
 func (st *evalState) inspectRule(r *Rule, v *value) {
 	rs := st.rs
-	if !r.accepts(v) {
+	if st.rs.slotAll[v.slot][r.idx>>6]&(1<<(uint(r.idx)&63)) == 0 && !r.accepts(v) {
 		return
 	}
 	for k, c := range r.chains {

@@ -272,6 +272,28 @@ func (r *Rule) compile() error {
 }
 
 // accepts reports whether value v is one of r's targets.
+// acceptsAll reports whether r accepts every value of slot sl, whatever its
+// name: an unnamed target covers the slot's zone and no exclusion touches it.
+func (r *Rule) acceptsAll(sl slot) bool {
+	z := zone(sl)
+	if sl == slotStructural {
+		z = zoneHeader
+	}
+	bit := zoneMask(1) << z
+	for i := range r.exclude {
+		if r.exclude[i].mask&bit != 0 {
+			return false
+		}
+	}
+	for i := range r.include {
+		t := &r.include[i]
+		if t.mask&bit != 0 && t.name == "" && !(t.inputs && sl == slotStructural) {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Rule) accepts(v *value) bool {
 	z, name := v.zone, v.name
 	bit := zoneMask(1) << z

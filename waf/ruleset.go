@@ -43,6 +43,9 @@ type RuleSet struct {
 	// when the slot has more than a quarter of them): fewer states to miss cache on and no
 	// outputs for rules that cannot run there.
 	slotAC    [numSlots]*acMatcher
+	// slotAll are, per slot, the rules that accept every value of the slot
+	// whatever its name (Rule.accepts need not be asked).
+	slotAll [numSlots][]uint64
 	maxStates int // the most states of any compact automaton
 	noFilter  bool
 	pool      sync.Pool
@@ -364,9 +367,13 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 			rs.zoneAlways[p][sl] = make([]uint64, rs.words)
 		}
 		in := make([]bool, len(rs.rules))
+		rs.slotAll[sl] = make([]uint64, rs.words)
 		for _, ri := range rs.slotRules(sl) {
 			r := rs.rules[ri]
 			in[ri] = true
+			if r.acceptsAll(sl) {
+				rs.slotAll[sl][ri>>6] |= 1 << (uint(ri) & 63)
+			}
 			for _, c := range r.chains {
 				used[c] = true
 			}
@@ -465,6 +472,6 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, chainPath: rs.chainPath, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, slotAC: rs.slotAC,
+		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, slotAC: rs.slotAC, slotAll: rs.slotAll,
 		maxStates: rs.maxStates, noFilter: true}
 }
