@@ -42,10 +42,10 @@ type RuleSet struct {
 	// the slot's rules (shared between slots with the same rules; ac itself
 	// when the slot has more than a quarter of them): fewer states to miss cache on and no
 	// outputs for rules that cannot run there.
-	slotAC    [numSlots]*acMatcher
+	slotAC [numSlots]*acMatcher
 	// slotAll are, per slot, the rules that accept every value of the slot
 	// whatever its name (Rule.accepts need not be asked).
-	slotAll [numSlots][]uint64
+	slotAll   [numSlots][]uint64
 	maxStates int // the most states of any compact automaton
 	noFilter  bool
 	pool      sync.Pool
