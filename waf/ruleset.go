@@ -40,8 +40,8 @@ type RuleSet struct {
 	scanChains [numSlots][]int
 	// slotAC is, per slot, the compact automaton holding just the keys of
 	// the slot's rules (shared between slots with the same rules; ac itself
-	// when the slot has more than a quarter of them): fewer states to miss cache on and no
-	// outputs for rules that cannot run there.
+	// when the slot has more than a quarter of them): fewer states to miss
+	// cache on and no outputs for rules that cannot run there.
 	slotAC [numSlots]*acMatcher
 	// slotAll are, per slot, the rules that accept every value of the slot
 	// whatever its name (Rule.accepts need not be asked).
