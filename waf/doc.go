@@ -11,8 +11,18 @@
 //
 // Every rule's transform chain is interned at load time; per request each
 // (value, chain) result is computed at most once and shared by all rules that
-// need it. A multi-literal Aho–Corasick prefilter over each transformed value
-// decides which regex rules can possibly match, so most regexes never run.
+// need it. A value's slot (its zone, or "structural header" for plumbing
+// headers the "inputs" group skips) selects, precomputed at load, the rules
+// that may inspect it, the chains they use and the automaton to scan with.
+//
+// Prefilter: every regex, literal and equals rule has alternatives of key
+// sets, each a set of literals of which one must occur (requiredSets). One
+// Aho–Corasick scan per distinct form of a value finds the keys; the rarest
+// set of each alternative is its trigger, and only rules whose trigger was
+// found are visited, then run only if all keys of one alternative were found.
+// Detectors are gated by the byte classes they need, transforms by the byte
+// classes that can change their input. All of it is exact: TestPrefilterCorpus
+// and FuzzPrefilter compare against evaluation with every filter and gate off.
 //
 // Concurrency and reload: a RuleSet and a Policy are immutable after Load and
 // CompilePolicy and may be used by any number of goroutines. Reload builds a
