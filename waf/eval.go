@@ -9,11 +9,10 @@ import (
 
 // value is one inspected request value.
 type value struct {
-	zone       zone
-	slot       slot
-	structural bool // a protocol-plumbing header, skipped by "inputs"
-	name       []byte
-	data       []byte
+	zone zone
+	slot slot // slotStructural: a protocol-plumbing header, skipped by "inputs"
+	name []byte
+	data []byte
 }
 
 // evalState is the per-request scratch space, pooled per RuleSet.
@@ -166,7 +165,7 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 // identity reports whether chain c leaves the current value unchanged
 // because none of its transforms is triggered (never in the reference mode).
 func (st *evalState) identity(c int) bool {
-	return c == 0 || (!st.rs.noFilter && st.rawMask&st.rs.chainPath[c] == 0)
+	return c == 0 || (!st.rs.noFilter && st.rawMask&st.rs.hot[c].path == 0)
 }
 
 // transformed returns the value's form under chain c, computing and caching

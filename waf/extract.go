@@ -15,7 +15,7 @@ func (st *evalState) add(z zone, name, data []byte) {
 	}
 	v := value{zone: z, slot: z, name: name, data: data}
 	if z == zoneHeader && structuralHeader(name) {
-		v.structural, v.slot = true, slotStructural
+		v.slot = slotStructural
 	}
 	st.values = append(st.values, v)
 }

@@ -301,7 +301,7 @@ func (r *Rule) accepts(v *value) bool {
 	for i := range r.include {
 		s := &r.include[i]
 		if s.mask&bit != 0 && (s.name == "" || equalFoldBS(name, s.name)) {
-			if s.inputs && v.structural {
+			if s.inputs && v.slot == slotStructural {
 				continue
 			}
 			ok = true

@@ -16,10 +16,8 @@ type RuleSet struct {
 	rules  []*Rule
 	byID   map[string]*Rule
 	chains []chain
-	// chainPath and hot are, packed, what every chain of every value reads
-	// of chains.
-	chainPath []uint32
-	hot       []chainHot
+	// hot is, packed, what every chain of every value reads of chains.
+	hot []chainHot
 	// byZone lists, per zone, the indices of rules that target it, in rule order.
 	byZone [numZones][]int
 	// ac is the prefilter: every literal of every required set (key) of
@@ -75,6 +73,7 @@ type chain struct {
 type chainHot struct {
 	parent int32
 	trig   uint32
+	path   uint32
 	tid    int32
 	lower  bool
 }
@@ -146,8 +145,7 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	}
 	rs.words = (len(rs.rules) + 63) / 64
 	for _, c := range rs.chains {
-		rs.chainPath = append(rs.chainPath, c.path)
-		rs.hot = append(rs.hot, chainHot{parent: int32(c.parent), trig: c.trig, tid: c.tid, lower: c.lower})
+		rs.hot = append(rs.hot, chainHot{parent: int32(c.parent), trig: c.trig, path: c.path, tid: c.tid, lower: c.lower})
 	}
 	compactPs := rs.buildPrefilters()
 	rs.buildZones(compactPs)
@@ -470,7 +468,7 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 // withoutPrefilter returns a copy of rs that runs every matcher (the
 // reference for the differential prefilter test).
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
-	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, chainPath: rs.chainPath, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
+	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
 		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, slotAC: rs.slotAC, slotAll: rs.slotAll,
 		maxStates: rs.maxStates, noFilter: true}

@@ -23,7 +23,7 @@ func TestSlotTables(t *testing.T) {
 		for name := range names {
 			v := value{zone: z, slot: z, name: []byte(name)}
 			if z == zoneHeader && structuralHeader(v.name) {
-				v.structural, v.slot = true, slotStructural
+				v.slot = slotStructural
 			}
 			for _, r := range rs.rules {
 				bit := uint64(1) << (uint(r.idx) & 63)
