@@ -16,7 +16,6 @@ type acPattern struct {
 type acMatcher struct {
 	classes [256]uint8
 	nclass  int
-	next    []int32 // state*nclass + class (while building)
 	// tab is the scan's transition table: at state*nclass + class, the
 	// next state's row offset (state*nclass) shifted left once, with the
 	// low bit set when that state has outputs. Rows pre-multiplied keep a
@@ -26,15 +25,20 @@ type acMatcher struct {
 	// exact because offsets are multiples of nclass below 2^31.
 	rowDiv uint64
 	// keys[start[s]:start[s+1]] are the keys found on reaching state s.
-	keys  []uint32
-	start []uint32
-	// While building: the keys of the patterns ending at a state, its
-	// nearest proper suffix state with outputs (or -1), and whether it or
-	// a suffix has outputs.
-	out      [][]int
-	dict     []int32
-	hasOut   []bool
+	keys     []uint32
+	start    []uint32
 	patterns int
+}
+
+// acBuild is an automaton while it is built: the transitions (state*nclass
+// + class), the keys of the patterns ending at each state, its nearest
+// proper suffix state with outputs (or -1), and whether it or a suffix has
+// outputs.
+type acBuild struct {
+	next   []int32
+	out    [][]int
+	dict   []int32
+	hasOut []bool
 }
 
 func buildAC(ps []acPattern) *acMatcher {
@@ -85,17 +89,14 @@ func buildAC(ps []acPattern) *acMatcher {
 		nodes[s].out = append(nodes[s].out, p.rule)
 	}
 	n := len(nodes)
-	m.next = make([]int32, n*cls)
+	b := &acBuild{next: make([]int32, n*cls), out: make([][]int, n), dict: make([]int32, n), hasOut: make([]bool, n)}
+	b.dict[0] = -1
 	fail := make([]int, n)
-	m.out = make([][]int, n)
-	m.dict = make([]int32, n)
-	m.dict[0] = -1
-	m.hasOut = make([]bool, n)
 	// BFS.
 	queue := []int{}
 	for c := 0; c < cls; c++ {
 		if nx, ok := nodes[0].child[uint8(c)]; ok {
-			m.next[c] = int32(nx)
+			b.next[c] = int32(nx)
 			fail[nx] = 0
 			queue = append(queue, nx)
 		}
@@ -106,49 +107,48 @@ func buildAC(ps []acPattern) *acMatcher {
 		queue = queue[1:]
 		order = append(order, s)
 		// Own outputs, and the nearest proper suffix state with some.
-		m.out[s] = dedupe(append([]int(nil), nodes[s].out...))
-		if f := int32(fail[s]); len(m.out[f]) > 0 {
-			m.dict[s] = f
+		b.out[s] = dedupe(append([]int(nil), nodes[s].out...))
+		if f := int32(fail[s]); len(b.out[f]) > 0 {
+			b.dict[s] = f
 		} else {
-			m.dict[s] = m.dict[f]
+			b.dict[s] = b.dict[f]
 		}
-		m.hasOut[s] = len(m.out[s]) > 0 || m.dict[s] >= 0
+		b.hasOut[s] = len(b.out[s]) > 0 || b.dict[s] >= 0
 		for c := 0; c < cls; c++ {
 			if nx, ok := nodes[s].child[uint8(c)]; ok {
-				m.next[s*cls+c] = int32(nx)
-				fail[nx] = int(m.next[fail[s]*cls+c])
+				b.next[s*cls+c] = int32(nx)
+				fail[nx] = int(b.next[fail[s]*cls+c])
 				queue = append(queue, nx)
 			} else {
-				m.next[s*cls+c] = m.next[fail[s]*cls+c]
+				b.next[s*cls+c] = b.next[fail[s]*cls+c]
 			}
 		}
 	}
-	m.renumber(order)
+	b.renumber(order, cls)
 	m.rowDiv = (1<<32 + uint64(cls) - 1) / uint64(cls)
-	m.tab = make([]uint32, len(m.next))
-	for i, x := range m.next {
+	m.tab = make([]uint32, len(b.next))
+	for i, x := range b.next {
 		m.tab[i] = uint32(int(x)*cls) << 1
-		if m.hasOut[x] {
+		if b.hasOut[x] {
 			m.tab[i] |= 1
 		}
 	}
-	m.next = nil
-	m.flatten()
+	m.flatten(b)
 	return m
 }
 
 // flatten lists, per state, every key found on reaching it (its own and
 // those of its suffix states), sorted and each once, in one array: an emit
 // is one contiguous loop instead of a walk of the suffix chain.
-func (m *acMatcher) flatten() {
-	n := len(m.out)
+func (m *acMatcher) flatten(b *acBuild) {
+	n := len(b.out)
 	m.start = make([]uint32, n+1)
 	var flat []uint32
 	var merged []int
 	for s := 0; s < n; s++ {
 		m.start[s] = uint32(len(flat))
-		merged = append(merged[:0], m.out[s]...)
-		if d := m.dict[s]; d >= 0 {
+		merged = append(merged[:0], b.out[s]...)
+		if d := b.dict[s]; d >= 0 {
 			// Breadth-first numbering: a suffix state precedes s.
 			for _, k := range flat[m.start[d]:m.start[d+1]] {
 				merged = append(merged, int(k))
@@ -160,34 +160,33 @@ func (m *acMatcher) flatten() {
 	}
 	m.start[n] = uint32(len(flat))
 	m.keys = flat
-	m.out, m.dict, m.hasOut = nil, nil, nil
 }
 
 // renumber gives the states new numbers in the order given (breadth
 // first): the shallow states, where a scan of ordinary text spends nearly
 // all its steps, then share a few hundred kilobytes of the transition table
 // instead of being spread over megabytes of it.
-func (m *acMatcher) renumber(order []int) {
-	n, cls := len(order), m.nclass
+func (b *acBuild) renumber(order []int, cls int) {
+	n := len(order)
 	id := make([]int32, n)
 	for i, s := range order {
 		id[s] = int32(i)
 	}
-	next := make([]int32, len(m.next))
+	next := make([]int32, len(b.next))
 	out := make([][]int, n)
 	dict := make([]int32, n)
 	hasOut := make([]bool, n)
 	for old, s := range id {
 		for c := 0; c < cls; c++ {
-			next[int(s)*cls+c] = id[m.next[old*cls+c]]
+			next[int(s)*cls+c] = id[b.next[old*cls+c]]
 		}
-		out[s], hasOut[s] = m.out[old], m.hasOut[old]
+		out[s], hasOut[s] = b.out[old], b.hasOut[old]
 		dict[s] = -1
-		if d := m.dict[old]; d >= 0 {
+		if d := b.dict[old]; d >= 0 {
 			dict[s] = id[d]
 		}
 	}
-	m.next, m.out, m.dict, m.hasOut = next, out, dict, hasOut
+	b.next, b.out, b.dict, b.hasOut = next, out, dict, hasOut
 }
 
 func dedupe(xs []int) []int {
