@@ -285,13 +285,26 @@ func rarity(set []string) int {
 	return score
 }
 
+// keysOf returns the patterns of ps whose key belongs to a rule marked in
+// rules (indexed by rule).
+func (rs *RuleSet) keysOf(ps []acPattern, rules []bool) []acPattern {
+	var out []acPattern
+	for _, p := range ps {
+		if rules[rs.keyRule[p.rule]] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // buildTransformACs gives every chain ending in transform T the compact
 // keys of the rules whose chains contain T, when those are fewer than a
-// quarter of the rules (base64 decodings always: long runs of noise few rules read). A
-// form T creates is read only by such rules: by chains that extend it while
-// leaving the bytes unchanged (or changing only their case), and by other
-// chains applying T to the same bytes. So the text remove_ws or cmdline
-// makes of a value is scanned for a few hundred keys, not for all of them.
+// quarter of the rules (base64 decodings always: long runs of noise few
+// rules read). A form T creates is read only by such rules: by chains that
+// extend it while leaving the bytes unchanged (or changing only their
+// case), and by other chains applying T to the same bytes. So the text
+// remove_ws or cmdline makes of a value is scanned for a few hundred keys,
+// not for all of them.
 func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
 	byName := map[string]*acMatcher{}
 	for c := 1; c < len(rs.chains); c++ {
@@ -316,13 +329,7 @@ func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
 				}
 			}
 			if 4*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
-				var ps []acPattern
-				for _, p := range compactPs {
-					if uses[rs.keyRule[p.rule]] {
-						ps = append(ps, p)
-					}
-				}
-				if len(ps) > 0 {
+				if ps := rs.keysOf(compactPs, uses); len(ps) > 0 {
 					ac = buildAC(ps)
 				}
 			}
@@ -399,12 +406,7 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 				rs.scanChains[sl] = append(rs.scanChains[sl], c)
 			}
 		}
-		var ps []acPattern
-		for _, p := range compactPs {
-			if in[rs.keyRule[p.rule]] {
-				ps = append(ps, p)
-			}
-		}
+		ps := rs.keysOf(compactPs, in)
 		switch {
 		case 4*len(ps) > len(compactPs):
 			// More than a quarter of the keys: a second large automaton
