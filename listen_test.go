@@ -23,19 +23,29 @@ func TestListenTCPAndUDP(t *testing.T) {
 		}
 	}
 
-	// A UDP socket holding some port; TCP on that number is free.
-	taken, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	addr := taken.LocalAddr().String()
-	if ln, udp, err := listenTCPAndUDP(addr); err == nil {
-		ln.Close()
-		udp.Close()
-		t.Fatalf("listenTCPAndUDP(%s) with its UDP port taken: got no error", addr)
-	} else if !strings.Contains(err.Error(), "udp") {
-		t.Fatalf("got %q, want an error naming udp", err)
+	// A UDP socket holding a port whose TCP twin is free. Other tests bind ports at the same time,
+	// so a TCP twin taken in between is tried again with another port.
+	var addr string
+	for try := 0; ; try++ {
+		tl, udp, err := listenTCPAndUDP("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr = tl.Addr().String()
+		tl.Close()
+		defer udp.Close()
+		ln, u, err := listenTCPAndUDP(addr)
+		if err == nil {
+			ln.Close()
+			u.Close()
+			t.Fatalf("listenTCPAndUDP(%s) with its UDP port taken: got no error", addr)
+		}
+		if strings.Contains(err.Error(), "udp") {
+			break
+		}
+		if try == 10 {
+			t.Fatalf("got %q, want an error naming udp", err)
+		}
 	}
 	// The TCP listener of the failed attempt was released.
 	tl, err := net.Listen("tcp", addr)
