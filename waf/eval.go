@@ -275,6 +275,9 @@ func (st *evalState) triggers(f int32, data []byte) {
 		return
 	}
 	st.formStamp[f] = st.stamp
+	if len(data) == 0 && !st.emptyTriggers(f) {
+		return
+	}
 	for i, x := range st.keys(f, data) {
 		x &= st.rs.trigKeys[i]
 		for x != 0 {
@@ -284,6 +287,17 @@ func (st *evalState) triggers(f int32, data []byte) {
 			st.cand[r>>6] |= 1 << (uint(r) & 63)
 		}
 	}
+}
+
+// emptyTriggers reports whether scanning form f, when empty, can find a
+// trigger key.
+func (st *evalState) emptyTriggers(f int32) bool {
+	ac := st.ac
+	if own := st.formAC[f]; own != nil && f != 0 {
+		ac = own
+	}
+	raw := st.rs.acRaw
+	return (ac != nil && ac.emptyTrig) || (raw != nil && raw.emptyTrig)
 }
 
 // keys returns the prefilter keys found in form f, whose bytes are data,
@@ -363,12 +377,15 @@ func (st *evalState) inspect(v *value) {
 		// trigger key occurs in some form of the value.
 		copy(cand, rs.zoneAlways[pi][v.slot])
 		st.triggers(0, v.data)
-		for _, c := range rs.scanChains[v.slot] {
-			if st.identity(c) {
-				continue
+		if st.rawMask&rs.scanAny[v.slot] != 0 {
+			for i, p := range rs.scanPath[v.slot] {
+				if st.rawMask&p == 0 {
+					continue // the identity: the raw value, scanned above
+				}
+				c := rs.scanChains[v.slot][i]
+				data := st.transformed(c, v.data)
+				st.triggers(st.co[c].form, data)
 			}
-			data := st.transformed(c, v.data)
-			st.triggers(st.co[c].form, data)
 		}
 		for i := range cand {
 			cand[i] &= zr[i]
@@ -390,6 +407,9 @@ func (st *evalState) inspect(v *value) {
 // matches.
 func (st *evalState) inspectRule(r *Rule, v *value) {
 	rs := st.rs
+	if r.need != 0 && st.rawMask&r.need == 0 && !rs.noFilter {
+		return // a gated detector the value cannot reach (Rule.need)
+	}
 	if st.rs.slotAll[v.slot][r.idx>>6]&(1<<(uint(r.idx)&63)) == 0 && !r.accepts(v) {
 		return
 	}

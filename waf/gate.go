@@ -72,10 +72,13 @@ func classMask(b []byte) uint32 {
 // contain at least one for the detector to match (absent: no gate). Each
 // entry follows from the detector's code: xss starts only at '<' or a quote;
 // control_chars needs a C0 control or DEL; invalid_utf8 a byte ≥ 0x80;
-// invalid_percent a '%'. TestDetectorGates checks them.
+// invalid_percent a '%'; html_tag a '<'; sql_open_call a '('.
+// TestDetectorGates checks them.
 var detectorGate = map[string]uint32{
 	"xss":             clsLT | clsQuote,
 	"control_chars":   clsNUL | clsCtl | clsCtlWS,
 	"invalid_utf8":    clsHigh,
 	"invalid_percent": clsPercent,
+	"html_tag":        clsLT,
+	"sql_open_call":   clsLParen,
 }

@@ -28,6 +28,9 @@ type acMatcher struct {
 	keys     []uint32
 	start    []uint32
 	patterns int
+	// emptyTrig: scanning an empty value finds a trigger key (value
+	// boundary keys); when false an empty form triggers nothing.
+	emptyTrig bool
 }
 
 // acBuild is an automaton while it is built: the transitions (state*nclass

@@ -54,8 +54,13 @@ type Rule struct {
 	pf      bool      // the prefilter decides whether the matcher can succeed
 	alts    [][]int32 // prefilter: all keys of one alternative must be found
 	gate    uint32    // byte classes a detector needs (0: no gate)
-	force   bool      // action = "block"
-	logOnly bool      // action = "detect"
+	// need (gated detectors only) is gate plus the trigger classes of
+	// every transform of the rule's chains: a value with none of them is
+	// the input of every chain unchanged and lacks the gate, so the rule
+	// cannot match it.
+	need    uint32
+	force   bool // action = "block"
+	logOnly bool // action = "detect"
 }
 
 type targetSpec struct {

@@ -36,6 +36,10 @@ type RuleSet struct {
 	// keys: every chain the slot's rules use without its trailing lowercase
 	// steps, once each, in ascending order (parents first).
 	scanChains [numSlots][]int
+	// scanPath is, per slot and parallel to scanChains, the trigger classes
+	// of each chain's transforms (chainHot.path); scanAny their union.
+	scanPath [numSlots][]uint32
+	scanAny  [numSlots]uint32
 	// slotAC is, per slot, the compact automaton holding just the keys of
 	// the slot's rules (shared between slots with the same rules; ac itself
 	// when the slot has more than a quarter of them): fewer states to miss
@@ -149,6 +153,7 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	}
 	compactPs := rs.buildPrefilters()
 	rs.buildZones(compactPs)
+	rs.markEmptyTriggers()
 	return rs, nil
 }
 
@@ -184,7 +189,13 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 	rs.keyRule = rs.keyRule[:0]
 	for _, r := range rs.rules {
 		r.alts, r.pf = r.alts[:0], false
-		r.gate = detectorGate[r.Detector]
+		r.gate, r.need = detectorGate[r.Detector], 0
+		if r.gate != 0 {
+			r.need = r.gate
+			for _, c := range r.chains {
+				r.need |= rs.chains[c].path
+			}
+		}
 		if r.Negate {
 			continue
 		}
@@ -258,6 +269,32 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 	}
 	rs.buildTransformACs(compactPs)
 	return compactPs
+}
+
+// markEmptyTriggers sets emptyTrig on every automaton of rs.
+func (rs *RuleSet) markEmptyTriggers() {
+	bits := make([]uint64, rs.keyWords)
+	mark := func(m *acMatcher) {
+		if m == nil {
+			return
+		}
+		clear(bits)
+		m.scan(nil, bits, true, nil, 0)
+		m.emptyTrig = false
+		for i, x := range bits {
+			if x&rs.trigKeys[i] != 0 {
+				m.emptyTrig = true
+			}
+		}
+	}
+	mark(rs.ac)
+	mark(rs.acRaw)
+	for c := range rs.chains {
+		mark(rs.chains[c].ac)
+	}
+	for _, m := range rs.slotAC {
+		mark(m)
+	}
 }
 
 // rarity scores how seldom a key set occurs in ordinary text, by its
@@ -404,6 +441,8 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 		for c, ok := range scan {
 			if ok {
 				rs.scanChains[sl] = append(rs.scanChains[sl], c)
+				rs.scanPath[sl] = append(rs.scanPath[sl], rs.chains[c].path)
+				rs.scanAny[sl] |= rs.chains[c].path
 			}
 		}
 		ps := rs.keysOf(compactPs, in)
@@ -472,6 +511,6 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, slotAC: rs.slotAC, slotAll: rs.slotAll,
+		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanPath: rs.scanPath, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll,
 		maxStates: rs.maxStates, noFilter: true}
 }
