@@ -390,6 +390,9 @@ func (st *evalState) inspect(v *value) {
 		for i := range cand {
 			cand[i] &= zr[i]
 		}
+		if named := rs.slotNamed[v.slot]; named != nil {
+			st.dropOtherNames(v, named)
+		}
 	}
 	for i := range cand {
 		cand[i] &^= st.hit[i]
@@ -403,12 +406,29 @@ func (st *evalState) inspect(v *value) {
 	}
 }
 
+// dropOtherNames removes from the candidates the rules that accept values
+// of v's slot under other names than v's only (RuleSet.slotNamed).
+func (st *evalState) dropOtherNames(v *value, named []uint64) {
+	var buf [64]byte
+	if len(v.name) > len(buf) {
+		return // no such name is that long: the rules decline it themselves
+	}
+	mine := st.rs.slotByName[v.slot][string(lowerInto(buf[:0], v.name))]
+	for i := range st.cand {
+		drop := named[i]
+		if mine != nil {
+			drop &^= mine[i]
+		}
+		st.cand[i] &^= drop
+	}
+}
+
 // inspectRule tries rule r on value v under each of its chains until one
 // matches.
 func (st *evalState) inspectRule(r *Rule, v *value) {
 	rs := st.rs
-	if r.need != 0 && st.rawMask&r.need == 0 && !rs.noFilter {
-		return // a gated detector the value cannot reach (Rule.need)
+	if !rs.noFilter && ((r.need != 0 && st.rawMask&r.need == 0) || len(v.data) < r.minLen) {
+		return // a gated detector the value cannot reach (Rule.need), or too short
 	}
 	if st.rs.slotAll[v.slot][r.idx>>6]&(1<<(uint(r.idx)&63)) == 0 && !r.accepts(v) {
 		return

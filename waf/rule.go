@@ -58,7 +58,10 @@ type Rule struct {
 	// every transform of the rule's chains: a value with none of them is
 	// the input of every chain unchanged and lacks the gate, so the rule
 	// cannot match it.
-	need    uint32
+	need uint32
+	// minLen (longer_than rules without transforms) is the shortest value
+	// the rule can match.
+	minLen  int
 	force   bool // action = "block"
 	logOnly bool // action = "detect"
 }
@@ -297,6 +300,29 @@ func (r *Rule) acceptsAll(sl slot) bool {
 		}
 	}
 	return false
+}
+
+// acceptedNames returns, when r accepts values of slot sl only under
+// particular names, those names (lower case); nil when some spec of r takes
+// every name of the slot or none applies.
+func (r *Rule) acceptedNames(sl slot) []string {
+	z := zone(sl)
+	if sl == slotStructural {
+		z = zoneHeader
+	}
+	bit := zoneMask(1) << z
+	var names []string
+	for i := range r.include {
+		t := &r.include[i]
+		if t.mask&bit == 0 || (t.inputs && sl == slotStructural) {
+			continue
+		}
+		if t.name == "" {
+			return nil
+		}
+		names = append(names, strings.ToLower(t.name))
+	}
+	return names
 }
 
 func (r *Rule) accepts(v *value) bool {

@@ -47,10 +47,16 @@ type RuleSet struct {
 	slotAC [numSlots]*acMatcher
 	// slotAll are, per slot, the rules that accept every value of the slot
 	// whatever its name (Rule.accepts need not be asked).
-	slotAll   [numSlots][]uint64
-	maxStates int // the most states of any compact automaton
-	noFilter  bool
-	pool      sync.Pool
+	slotAll [numSlots][]uint64
+	// slotNamed are, per slot, the rules that accept values of the slot
+	// under particular names only (header:content-type), and slotByName,
+	// per slot and lower-case name, those of them that accept that name:
+	// the others are not visited for it.
+	slotNamed  [numSlots][]uint64
+	slotByName [numSlots]map[string][]uint64
+	maxStates  int // the most states of any compact automaton
+	noFilter   bool
+	pool       sync.Pool
 }
 
 // maxKeyLen bounds the length of a prefilter literal.
@@ -189,7 +195,10 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 	rs.keyRule = rs.keyRule[:0]
 	for _, r := range rs.rules {
 		r.alts, r.pf = r.alts[:0], false
-		r.gate, r.need = detectorGate[r.Detector], 0
+		r.gate, r.need, r.minLen = detectorGate[r.Detector], 0, 0
+		if r.LongerThan > 0 && len(r.Transforms) == 0 {
+			r.minLen = r.LongerThan + 1
+		}
 		if r.gate != 0 {
 			r.need = r.gate
 			for _, c := range r.chains {
@@ -415,6 +424,18 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 			in[ri] = true
 			if r.acceptsAll(sl) {
 				rs.slotAll[sl][ri>>6] |= 1 << (uint(ri) & 63)
+			} else if names := r.acceptedNames(sl); names != nil {
+				if rs.slotNamed[sl] == nil {
+					rs.slotNamed[sl] = make([]uint64, rs.words)
+					rs.slotByName[sl] = map[string][]uint64{}
+				}
+				rs.slotNamed[sl][ri>>6] |= 1 << (uint(ri) & 63)
+				for _, n := range names {
+					if rs.slotByName[sl][n] == nil {
+						rs.slotByName[sl][n] = make([]uint64, rs.words)
+					}
+					rs.slotByName[sl][n][ri>>6] |= 1 << (uint(ri) & 63)
+				}
 			}
 			for _, c := range r.chains {
 				used[c] = true
@@ -511,6 +532,6 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanPath: rs.scanPath, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll,
+		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanPath: rs.scanPath, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
 		maxStates: rs.maxStates, noFilter: true}
 }

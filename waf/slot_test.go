@@ -10,7 +10,9 @@ import (
 // accepts is in a slot whose rule set holds the rule (at its paranoia and
 // above), and a rule marked as accepting every value of a slot accepts it
 // under any name. Evaluation with the prefilter off uses the same tables, so
-// the differential tests cannot see a rule a slot has lost; this can.
+// the differential tests cannot see a rule a slot has lost; this can. The
+// name index (slotNamed, slotByName) never drops a rule that accepts the
+// name.
 func TestSlotTables(t *testing.T) {
 	rs := loadRules(t)
 	names := map[string]bool{"": true, "x-unlisted": true, "accept": true, "host": true, "cookie": true, "user-agent": true, "referer": true, "q": true}
@@ -35,6 +37,20 @@ func TestSlotTables(t *testing.T) {
 				}
 				if all && !acc {
 					t.Errorf("%s is marked as accepting all of slot %d but refuses %s %q", r.ID, v.slot, z, name)
+				}
+				// A rule the name index drops for this name must refuse it,
+				// whatever the case of the name.
+				if named := rs.slotNamed[v.slot]; named != nil && named[r.idx>>6]&bit != 0 {
+					mine := rs.slotByName[v.slot][strings.ToLower(name)]
+					kept := mine != nil && mine[r.idx>>6]&bit != 0
+					up := v
+					up.name = []byte(strings.ToUpper(name))
+					if !kept && (acc || r.accepts(&up)) {
+						t.Errorf("%s accepts %s %q but the name index drops it", r.ID, z, name)
+					}
+					if all {
+						t.Errorf("%s is both name-indexed and accepting all of slot %d", r.ID, v.slot)
+					}
 				}
 			}
 		}
