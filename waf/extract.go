@@ -168,7 +168,10 @@ func (st *evalState) parseCookies(b []byte) {
 			name, val = pair[:i], pair[i+1:]
 		}
 		st.add(zoneCookieName, nil, name)
-		st.add(zoneCookie, name, val)
+		// Cookie values are read form-decoded ('+' a space) by PHP,
+		// Rails and others: inspect them as those applications see them
+		// (the rules' url_decode still decodes what is left).
+		st.add(zoneCookie, name, st.formDecode(val))
 	}
 }
 
