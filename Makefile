@@ -8,7 +8,7 @@ test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 20m ./...
 	# Allocation budgets and the WAF corpus floors, which the race detector would distort, and the
 	# 0-RTT test, whose quic-go client has a data race of its own.
-	$(GO) test -count=1 -run 'AllocBudget|CorpusFloors|TestHTTP3EarlyData' . ./waf
+	$(GO) test -count=1 -run 'AllocBudget|CorpusFloors|CorpusPlacements|TestHTTP3EarlyData' . ./waf
 
 vet:
 	$(GO) vet ./...
