@@ -10,7 +10,7 @@ import (
 // value is one inspected request value.
 type value struct {
 	zone zone
-	slot slot // slotStructural: a protocol-plumbing header, skipped by "inputs"
+	slot slot // of a header: slotStructural (plumbing, skipped by "inputs") or slotCustomHeader
 	name []byte
 	data []byte
 }

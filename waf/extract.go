@@ -14,8 +14,8 @@ func (st *evalState) add(z zone, name, data []byte) {
 		return
 	}
 	v := value{zone: z, slot: z, name: name, data: data}
-	if z == zoneHeader && structuralHeader(name) {
-		v.slot = slotStructural
+	if z == zoneHeader {
+		v.slot = headerSlot(name)
 	}
 	st.values = append(st.values, v)
 }

@@ -70,6 +70,7 @@ type targetSpec struct {
 	mask   zoneMask
 	name   string // lower-case, "" = any
 	inputs bool   // the "inputs" group: skip structural headers
+	custom bool   // the "custom_headers" group: custom headers only
 }
 
 type ruleFile struct {
@@ -189,10 +190,13 @@ func (r *Rule) compile() error {
 		if !ok {
 			return errors.New("unknown target " + strconv.Quote(t))
 		}
+		group, _, _ := strings.Cut(strings.TrimPrefix(t, "!"), ":")
+		spec := targetSpec{mask: mask, name: nm, custom: group == "custom_headers"}
 		if neg {
-			r.exclude = append(r.exclude, targetSpec{mask: mask, name: nm})
+			r.exclude = append(r.exclude, spec)
 		} else {
-			r.include = append(r.include, targetSpec{mask, nm, strings.HasPrefix(t, "inputs")})
+			spec.inputs = group == "inputs"
+			r.include = append(r.include, spec)
 			r.zones |= mask
 		}
 	}
@@ -279,23 +283,37 @@ func (r *Rule) compile() error {
 	return nil
 }
 
-// accepts reports whether value v is one of r's targets.
-// acceptsAll reports whether r accepts every value of slot sl, whatever its
-// name: an unnamed target covers the slot's zone and no exclusion touches it.
-func (r *Rule) acceptsAll(sl slot) bool {
-	z := zone(sl)
-	if sl == slotStructural {
-		z = zoneHeader
+// takes reports whether spec t selects values of slot sl (by name or not):
+// its zones hold the slot's, the "inputs" group skips structural headers
+// and "custom_headers" takes the custom-header slot only.
+func (t *targetSpec) takes(sl slot) bool {
+	if t.mask&(zoneMask(1)<<zoneOf(sl)) == 0 {
+		return false
 	}
-	bit := zoneMask(1) << z
+	return !(t.inputs && sl == slotStructural) && !(t.custom && sl != slotCustomHeader)
+}
+
+// acceptsAll reports whether r accepts every value of slot sl, whatever its
+// name: an unnamed target covers the slot and no exclusion touches it.
+func (r *Rule) acceptsAll(sl slot) bool {
 	for i := range r.exclude {
-		if r.exclude[i].mask&bit != 0 {
+		if r.exclude[i].takes(sl) {
 			return false
 		}
 	}
 	for i := range r.include {
 		t := &r.include[i]
-		if t.mask&bit != 0 && t.name == "" && !(t.inputs && sl == slotStructural) {
+		if t.name == "" && t.takes(sl) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayAccept reports whether some target of r selects values of slot sl.
+func (r *Rule) mayAccept(sl slot) bool {
+	for i := range r.include {
+		if r.include[i].takes(sl) {
 			return true
 		}
 	}
@@ -306,15 +324,10 @@ func (r *Rule) acceptsAll(sl slot) bool {
 // particular names, those names (lower case); nil when some spec of r takes
 // every name of the slot or none applies.
 func (r *Rule) acceptedNames(sl slot) []string {
-	z := zone(sl)
-	if sl == slotStructural {
-		z = zoneHeader
-	}
-	bit := zoneMask(1) << z
 	var names []string
 	for i := range r.include {
 		t := &r.include[i]
-		if t.mask&bit == 0 || (t.inputs && sl == slotStructural) {
+		if !t.takes(sl) {
 			continue
 		}
 		if t.name == "" {
@@ -325,16 +338,13 @@ func (r *Rule) acceptedNames(sl slot) []string {
 	return names
 }
 
+// accepts reports whether value v is one of r's targets.
 func (r *Rule) accepts(v *value) bool {
-	z, name := v.zone, v.name
-	bit := zoneMask(1) << z
+	name := v.name
 	ok := false
 	for i := range r.include {
 		s := &r.include[i]
-		if s.mask&bit != 0 && (s.name == "" || equalFoldBS(name, s.name)) {
-			if s.inputs && v.slot == slotStructural {
-				continue
-			}
+		if s.takes(v.slot) && (s.name == "" || equalFoldBS(name, s.name)) {
 			ok = true
 			break
 		}
@@ -344,7 +354,7 @@ func (r *Rule) accepts(v *value) bool {
 	}
 	for i := range r.exclude {
 		s := &r.exclude[i]
-		if s.mask&bit != 0 && (s.name == "" || equalFoldBS(name, s.name)) {
+		if s.takes(v.slot) && (s.name == "" || equalFoldBS(name, s.name)) {
 			return false
 		}
 	}

@@ -484,19 +484,14 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 }
 
 // slotRules returns the indices of the rules that may inspect values of
-// slot sl, in rule order: a zone's, and for structural headers those
-// header rules that do not come from the "inputs" group alone.
+// slot sl, in rule order: the rules of its zone with a target that takes
+// the slot (targetSpec.takes: "inputs" alone skips structural headers,
+// "custom_headers" takes custom ones only).
 func (rs *RuleSet) slotRules(sl slot) []int {
-	if sl != slotStructural {
-		return rs.byZone[sl]
-	}
 	var out []int
-	for _, ri := range rs.byZone[zoneHeader] {
-		for _, t := range rs.rules[ri].include {
-			if t.mask&(1<<zoneHeader) != 0 && !t.inputs {
-				out = append(out, ri)
-				break
-			}
+	for _, ri := range rs.byZone[zoneOf(sl)] {
+		if rs.rules[ri].mayAccept(sl) {
+			out = append(out, ri)
 		}
 	}
 	return out

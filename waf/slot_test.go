@@ -15,7 +15,7 @@ import (
 // name.
 func TestSlotTables(t *testing.T) {
 	rs := loadRules(t)
-	names := map[string]bool{"": true, "x-unlisted": true, "accept": true, "host": true, "cookie": true, "user-agent": true, "referer": true, "q": true}
+	names := map[string]bool{"": true, "x-unlisted": true, "x-search": true, "accept": true, "host": true, "cookie": true, "user-agent": true, "referer": true, "q": true}
 	for _, r := range rs.rules {
 		for _, sp := range append(append([]targetSpec(nil), r.include...), r.exclude...) {
 			names[sp.name] = true
@@ -24,8 +24,8 @@ func TestSlotTables(t *testing.T) {
 	for z := zone(1); z < numZones; z++ {
 		for name := range names {
 			v := value{zone: z, slot: z, name: []byte(name)}
-			if z == zoneHeader && structuralHeader(v.name) {
-				v.slot = slotStructural
+			if z == zoneHeader {
+				v.slot = headerSlot(v.name)
 			}
 			for _, r := range rs.rules {
 				bit := uint64(1) << (uint(r.idx) & 63)
@@ -69,5 +69,45 @@ func TestSlotTables(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("the structural-header slot holds no rules")
+	}
+}
+
+// TestHeaderSlot: structural headers, standard ones and an application's
+// own each get their slot, whatever the case of the name.
+func TestHeaderSlot(t *testing.T) {
+	for name, want := range map[string]slot{
+		"Accept": slotStructural, "content-type": slotStructural, "COOKIE": slotStructural,
+		"User-Agent": zoneHeader, "referer": zoneHeader, "Origin": zoneHeader, "X-Forwarded-For": zoneHeader,
+		"Sec-CH-UA-Arch": zoneHeader, "Access-Control-Request-Headers": zoneHeader, "traceparent": zoneHeader,
+		"X-Search": slotCustomHeader, "x-api-filter": slotCustomHeader, "Api-Query": slotCustomHeader,
+		strings.Repeat("x", 41): slotCustomHeader,
+	} {
+		if got := headerSlot([]byte(name)); got != want {
+			t.Errorf("headerSlot(%q) = %d, want %d", name, got, want)
+		}
+	}
+	// "custom_headers" takes the custom slot only; "headers" and "inputs"
+	// take it too.
+	spec := func(target string) targetSpec {
+		r := &Rule{ID: "T-001", Category: "t", Description: "d", Targets: []string{target}, Literals: []string{"x"}, Score: 5, Paranoia: 1}
+		if err := r.compile(); err != nil {
+			t.Fatal(err)
+		}
+		return r.include[0]
+	}
+	c, h, in := spec("custom_headers"), spec("headers"), spec("inputs")
+	for _, tc := range []struct {
+		sl               slot
+		custom, hdr, inp bool
+	}{
+		{slotCustomHeader, true, true, true},
+		{zoneHeader, false, true, true},
+		{slotStructural, false, true, false},
+		{zoneQueryArg, false, false, true},
+	} {
+		if c.takes(tc.sl) != tc.custom || h.takes(tc.sl) != tc.hdr || in.takes(tc.sl) != tc.inp {
+			t.Errorf("slot %d: custom_headers/headers/inputs take it %v/%v/%v, want %v/%v/%v",
+				tc.sl, c.takes(tc.sl), h.takes(tc.sl), in.takes(tc.sl), tc.custom, tc.hdr, tc.inp)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package waf
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // zone is where in a request a value was found.
 type zone uint8
@@ -71,6 +74,7 @@ var targetGroups = map[string]zoneMask{
 		zoneJSONKey, zoneMultipartName, zoneCookie, zoneCookieName, zoneHeader, zoneFilename, zoneGraphQL),
 	"args_names":              maskOf(zoneQueryArgName, zoneFormName, zoneJSONKey, zoneMultipartName),
 	"headers":                 maskOf(zoneHeader),
+	"custom_headers":          maskOf(zoneHeader), // custom headers only (targetSpec.custom)
 	"header":                  maskOf(zoneHeader),
 	"cookies":                 maskOf(zoneCookie),
 	"cookie":                  maskOf(zoneCookie),
@@ -121,22 +125,64 @@ func parseTargetMask(s string) (zoneMask, string, bool) {
 type slot = zone
 
 const (
-	slotStructural = slot(numZones)
-	numSlots       = slotStructural + 1
+	slotStructural   = slot(numZones)
+	slotCustomHeader = slotStructural + 1 // an application's own header (headerSlot)
+	numSlots         = slotCustomHeader + 1
 )
 
-// structuralHeader reports headers whose values are protocol plumbing; the
-// "inputs" target group skips them (Cookie is inspected as parsed cookies).
-func structuralHeader(name []byte) bool {
-	var buf [32]byte
+// zoneOf returns the zone of the values of slot sl.
+func zoneOf(sl slot) zone {
+	if sl >= slotStructural {
+		return zoneHeader
+	}
+	return zone(sl)
+}
+
+// headerSlot returns the slot of a header value: structural, standard (the
+// header zone's own) or custom.
+func headerSlot(name []byte) slot {
+	var buf [40]byte
 	if len(name) > len(buf) {
-		return false
+		return slotCustomHeader // no standard name is that long
 	}
-	n := copy(buf[:], name)
-	for i := 0; i < n; i++ {
-		buf[i] = lower(buf[i])
+	h := lowerInto(buf[:0], name)
+	switch {
+	case structuralName(h):
+		return slotStructural
+	case standardName(h):
+		return zoneHeader
 	}
-	switch string(buf[:n]) {
+	return slotCustomHeader
+}
+
+// standardName reports a lower-case header name that is standard or common
+// infrastructure but not protocol plumbing (structuralName). Any other
+// header is an application's own (X-Search, Api-Filter), whose values the
+// "custom_headers" target group inspects like arguments. User-Agent,
+// Referer, Origin and the proxy headers are standard: their values have
+// shapes of their own.
+func standardName(h []byte) bool {
+	if bytes.HasPrefix(h, []byte("sec-")) || bytes.HasPrefix(h, []byte("access-control-request-")) {
+		return true
+	}
+	switch string(h) {
+	case "user-agent", "referer", "origin", "via", "forwarded", "x-forwarded-for", "x-forwarded-host",
+		"x-forwarded-proto", "x-forwarded-port", "x-real-ip", "x-requested-with", "content-encoding",
+		"content-language", "content-range", "content-md5", "content-disposition", "expect", "max-forwards",
+		"from", "if-unmodified-since", "request-range", "accept-ranges", "purpose", "save-data", "early-data",
+		"traceparent", "tracestate", "baggage", "x-request-id", "x-correlation-id", "proxy-authorization",
+		"x-csrf-token", "x-xsrf-token", "x-http-method-override", "device-memory", "viewport-width",
+		"downlink", "ect", "rtt", "width", "dpr":
+		return true
+	}
+	return false
+}
+
+// structuralName reports lower-case header names whose values are protocol
+// plumbing; the "inputs" target group skips them (Cookie is inspected as
+// parsed cookies).
+func structuralName(h []byte) bool {
+	switch string(h) {
 	case "cookie", "accept", "accept-encoding", "accept-language", "accept-charset", "connection",
 		"content-length", "cache-control", "pragma", "upgrade-insecure-requests", "keep-alive",
 		"proxy-connection", "te", "dnt", "priority", "if-modified-since", "if-none-match",

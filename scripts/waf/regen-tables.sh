@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the rule count and quality tables in rules/README.md.
+# Regenerates the rule count, quality and placement tables in rules/README.md.
 # Run from the repository root; the shared corpora are read from ../shared.
 set -e
 cd "$(dirname "$0")/../.."

@@ -55,6 +55,13 @@ func run(rulesDir, readme, corpora string) error {
 		if out, err = replaceSection(out, "quality", quality.Markdown(rows)); err != nil {
 			return err
 		}
+		places, err := quality.Placements(corpora, quality.Eval(rs, p), nil)
+		if err != nil {
+			return err
+		}
+		if out, err = replaceSection(out, "placement", quality.PlacementMarkdown(places)); err != nil {
+			return err
+		}
 	} else {
 		fmt.Fprintln(os.Stderr, "tables: corpora not found, quality table left unchanged")
 	}
