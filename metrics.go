@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"edge/waf"
 )
 
 // metrics are the Prometheus series the edge exports on the admin listener. Labels are bounded: route
@@ -55,7 +57,10 @@ func newMetrics() *metrics {
 		Help: "WAF rule matches by rule id and the request's action."}, []string{"rule", "action"})
 	m.rateLimit = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_ratelimit_decisions_total",
 		Help: "Request rate-limit decisions by policy and decision."}, []string{"policy", "decision"})
-	m.reg.MustRegister(m.requests, m.duration, m.upstream, m.denies, m.reloads, m.fpClasses, m.wafMatches, m.rateLimit,
+	memoHits := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edge_waf_memo_hits_total",
+		Help: "Header values the WAF's header memo let evaluation skip (waf.memo_entries)."},
+		func() float64 { return float64(waf.ReadStats().MemoHits) })
+	m.reg.MustRegister(m.requests, m.duration, m.upstream, m.denies, m.reloads, m.fpClasses, m.wafMatches, m.rateLimit, memoHits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

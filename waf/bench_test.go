@@ -1,6 +1,7 @@
 package waf
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,6 +48,33 @@ func BenchmarkEvaluateGET(b *testing.B) {
 	}
 }
 
+// BenchmarkEvaluateGETMemo is the benign GET with the default header memo,
+// as a stream of browser requests: the query values and Referer differ from
+// request to request (8192 variants, twice the memo's entries, so Referers
+// keep displacing what it holds), the other 9 headers repeat.
+func BenchmarkEvaluateGETMemo(b *testing.B) {
+	rs := loadRules(b)
+	p := testPolicy(b, PolicyConfig{Mode: "block", MemoEntries: DefaultMemoEntries})
+	reqs := make([]*Request, 8192)
+	for i := range reqs {
+		r := benignGET()
+		r.RawQuery = "category=shoes&page=" + strconv.Itoa(i) + "&sort=price_asc"
+		r.RawURI = r.Path + "?" + r.RawQuery
+		for j := range r.Headers {
+			if r.Headers[j].Name == "Referer" {
+				r.Headers[j].Value = "https://shop.example.com/products?page=" + strconv.Itoa(i+1)
+			}
+		}
+		reqs[i] = r
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		rs.Evaluate(reqs[i%len(reqs)], p)
+		i++
+	}
+}
+
 func BenchmarkEvaluatePOST4K(b *testing.B) {
 	rs := loadRules(b)
 	p := testPolicy(b, PolicyConfig{Mode: "block"})
@@ -84,5 +112,10 @@ func TestWAFAllocBudget(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { rs.Evaluate(req, p) }); n > 10 {
 		t.Errorf("got %.1f allocs per benign GET, want ≤ 10", n)
+	}
+	// With the header memo: remembered values cost no allocation either.
+	pm := testPolicy(t, PolicyConfig{Mode: "block", MemoEntries: DefaultMemoEntries})
+	if n := testing.AllocsPerRun(200, func() { rs.Evaluate(req, pm) }); n > 10 {
+		t.Errorf("got %.1f allocs per benign GET with the memo, want ≤ 10", n)
 	}
 }

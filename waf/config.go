@@ -18,6 +18,10 @@ type Config struct {
 	BodyLimitBytes int64 `toml:"body_limit_bytes"`
 	// MaxValues bounds the values inspected per request (default 1024).
 	MaxValues int `toml:"max_values"`
+	// MemoEntries sizes the header memo: header values (User-Agent, Accept,
+	// …) that inspected clean are remembered and skipped on later requests
+	// (default 4096; 0 turns it off).
+	MemoEntries int `toml:"memo_entries"`
 	// Exclusions switch rules off, optionally for one target and path prefix.
 	Exclusions []ExclusionConfig `toml:"exclusions"`
 }
@@ -55,6 +59,9 @@ func (c *Config) Validate() (errs, warns []string) {
 	} else if c.BodyLimitBytes == 0 {
 		warns = append(warns, "body_limit_bytes: 0 disables body inspection")
 	}
+	if c.MemoEntries < 0 {
+		errs = append(errs, "memo_entries: "+strconv.Itoa(c.MemoEntries)+" must not be negative (0 turns the memo off)")
+	}
 	if c.MaxValues < 1 {
 		errs = append(errs, "max_values: "+strconv.Itoa(c.MaxValues)+" must be at least 1")
 	}
@@ -78,6 +85,7 @@ func (c *Config) Policy() (*Policy, error) {
 		Threshold:      c.Threshold,
 		BodyLimitBytes: c.BodyLimitBytes,
 		MaxValues:      c.MaxValues,
+		MemoEntries:    c.MemoEntries,
 		Exclusions:     c.Exclusions,
 	})
 	if err != nil {

@@ -34,6 +34,7 @@ paranoia = 2
 threshold = 7
 body_limit_bytes = 4096
 max_values = 64
+memo_entries = 32
 [[exclusions]]
 rules = ["SQLI-*"]
 target = "args:q"
@@ -54,16 +55,16 @@ path_prefix = "/search"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Mode != ModeDetect || p.Paranoia != 2 || p.Threshold != 7 || p.BodyLimitBytes != 4096 || p.MaxValues != 64 || len(p.exclusions) != 1 {
+	if p.Mode != ModeDetect || p.Paranoia != 2 || p.Threshold != 7 || p.BodyLimitBytes != 4096 || p.MaxValues != 64 || len(p.exclusions) != 1 || p.memo == nil || p.memo.per != 2 {
 		t.Errorf("got %+v", *p)
 	}
 }
 
 func TestConfigValidateErrors(t *testing.T) {
-	c := Config{RulesDir: "", Mode: "loud", Paranoia: 9, Threshold: 0, BodyLimitBytes: -1, MaxValues: 0,
+	c := Config{RulesDir: "", Mode: "loud", Paranoia: 9, Threshold: 0, BodyLimitBytes: -1, MaxValues: 0, MemoEntries: -1,
 		Exclusions: []ExclusionConfig{{Rules: []string{"bad id"}, Target: "nope", PathPrefix: "x"}}}
 	errs, _ := c.Validate()
-	want := []string{"rules_dir:", "mode:", "paranoia:", "threshold:", "body_limit_bytes:", "max_values:",
+	want := []string{"rules_dir:", "mode:", "paranoia:", "threshold:", "body_limit_bytes:", "max_values:", "memo_entries:",
 		"exclusions[0].rules[0]:", "exclusions[0].target:", "exclusions[0].path_prefix:"}
 	joined := strings.Join(errs, "\n")
 	for _, w := range want {

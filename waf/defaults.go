@@ -40,5 +40,6 @@ func DefaultConfig() Config {
 		Threshold:      DefaultThreshold,
 		BodyLimitBytes: DefaultBodyLimitBytes,
 		MaxValues:      DefaultMaxValues,
+		MemoEntries:    DefaultMemoEntries,
 	}
 }

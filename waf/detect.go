@@ -39,6 +39,15 @@ func init() {
 	}
 }
 
+// requestDetectors are the detectors that read the request beyond the value
+// they are given (TestRequestDetectors checks the others do not): a slot with
+// one of them is not pure (RuleSet.slotPure).
+var requestDetectors = map[string]bool{
+	"missing_host": true, "duplicate_host": true, "cl_te_conflict": true, "bad_content_length": true,
+	"values_truncated": true, "header_count": true, "unknown_method": true, "bad_proto": true,
+	"body_without_type": true, "missing_user_agent": true, "body_on_get": true, "graphql_batch": true,
+}
+
 func headerCount(req *Request, name string) (int, string) {
 	n := 0
 	last := ""

@@ -11,9 +11,10 @@
 //
 // Every rule's transform chain is interned at load time; per request each
 // (value, chain) result is computed at most once and shared by all rules that
-// need it. A value's slot (its zone, or "structural header" for plumbing
-// headers the "inputs" group skips) selects, precomputed at load, the rules
-// that may inspect it, the chains they use and the automaton to scan with.
+// need it. A value's slot (its zone; for headers, "structural" for plumbing
+// the "inputs" group skips and "custom" for an application's own, which
+// "custom_headers" reads) selects, precomputed at load, the rules that may
+// inspect it, the chains they use and the automaton to scan with.
 //
 // Prefilter: every regex, literal and equals rule has alternatives of key
 // sets, each a set of literals of which one must occur (requiredSets). One
@@ -24,8 +25,14 @@
 // classes that can change their input. All of it is exact: TestPrefilterCorpus
 // and FuzzPrefilter compare against evaluation with every filter and gate off.
 //
+// Header memo (memo.go): a Policy with memo_entries remembers header values
+// that inspected clean, by rule set, name and bytes, and skips them on later
+// requests at the same paranoia or below; it is exact too (FuzzPrefilter runs
+// with one).
+//
 // Concurrency and reload: a RuleSet and a Policy are immutable after Load and
-// CompilePolicy and may be used by any number of goroutines. Reload builds a
+// CompilePolicy (but for the Policy's header memo, which locks) and may be
+// used by any number of goroutines. Reload builds a
 // new RuleSet and swaps the pointer in the root; in-flight evaluations keep the
 // old one. Per-request scratch state comes from a sync.Pool.
 package waf

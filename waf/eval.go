@@ -49,6 +49,10 @@ type evalState struct {
 	memo      []memoEntry // transforms computed for the current value
 	memoStamp uint32
 
+	mkey         []byte // header memo key scratch
+	anyHit       bool   // some rule matched in this request (hit is not empty)
+	excludedHits int    // matches an exclusion suppressed in this request
+
 	cand    []uint64 // rules to visit for the current value
 	hit     []uint64 // rules that matched in this request
 	sqlToks []sqlTok
@@ -105,6 +109,7 @@ func (rs *RuleSet) putState(st *evalState) {
 	st.matches = st.matches[:0]
 	clear(st.hit)
 	st.score, st.force, st.valuesTruncated, st.bodyTruncated = 0, false, false, false
+	st.anyHit, st.excludedHits = false, 0
 	if cap(st.vbuf) > 1<<20 {
 		st.vbuf = nil
 	}
@@ -118,6 +123,8 @@ func (rs *RuleSet) putState(st *evalState) {
 // rule reloads; the root exports them as metrics).
 type Stats struct {
 	Evaluated, Allowed, Detected, Blocked uint64
+	// MemoHits counts header values the header memo let evaluation skip.
+	MemoHits uint64
 }
 
 var (
@@ -129,7 +136,7 @@ var (
 // ReadStats returns the process-wide evaluation counters.
 func ReadStats() Stats {
 	e, d, b := statEvaluated.Load(), statDetected.Load(), statBlocked.Load()
-	return Stats{Evaluated: e, Detected: d, Blocked: b, Allowed: e - d - b}
+	return Stats{Evaluated: e, Detected: d, Blocked: b, Allowed: e - d - b, MemoHits: statMemoHits.Load()}
 }
 
 // Evaluate inspects req under policy p and returns the verdict. It is the one
@@ -142,8 +149,14 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 	st := rs.getState()
 	st.req, st.pol = req, p
 	st.extract()
-	for i := range st.values {
-		st.inspect(&st.values[i])
+	if m := p.memo; m != nil && !rs.noFilter {
+		for i := range st.values {
+			st.inspectMemo(m, &st.values[i])
+		}
+	} else {
+		for i := range st.values {
+			st.inspect(&st.values[i])
+		}
 	}
 	v := Verdict{Score: st.score, BodyTruncated: st.bodyTruncated}
 	if len(st.matches) > 0 {
@@ -451,6 +464,7 @@ func (st *evalState) inspectRule(r *Rule, v *value) {
 			continue
 		}
 		if st.pol.excluded(r.ID, v.zone, v.name, st.req.Path) {
+			st.excludedHits++
 			return
 		}
 		if e > len(data) || s > e {
@@ -463,6 +477,7 @@ func (st *evalState) inspectRule(r *Rule, v *value) {
 
 func (st *evalState) record(r *Rule, v *value, c int, frag []byte) {
 	st.hit[r.idx>>6] |= 1 << (uint(r.idx) & 63)
+	st.anyHit = true
 	target := v.zone.String()
 	if len(v.name) > 0 {
 		target = target + ":" + string(v.name)

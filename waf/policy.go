@@ -47,6 +47,8 @@ type PolicyConfig struct {
 	BodyLimitBytes int64
 	MaxValues      int
 	Exclusions     []ExclusionConfig
+	// MemoEntries sizes the header memo (memo.go); 0 turns it off.
+	MemoEntries int
 }
 
 // Policy is a compiled decision policy: immutable, shared by goroutines.
@@ -57,6 +59,7 @@ type Policy struct {
 	BodyLimitBytes int64
 	MaxValues      int
 	exclusions     []exclusion
+	memo           *headerMemo // nil: off; shared with WithRoute's policies
 }
 
 type exclusion struct {
@@ -103,6 +106,12 @@ func CompilePolicy(pc PolicyConfig) (*Policy, error) {
 	}
 	if p.MaxValues < 0 {
 		return nil, errors.New("waf: max values must be positive")
+	}
+	if pc.MemoEntries < 0 {
+		return nil, errors.New("waf: memo entries must not be negative")
+	}
+	if pc.MemoEntries > 0 {
+		p.memo = newHeaderMemo(pc.MemoEntries)
 	}
 	ex, err := compileExclusions(pc.Exclusions)
 	if err != nil {

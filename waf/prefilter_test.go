@@ -110,11 +110,19 @@ next:
 }
 
 // FuzzPrefilter is the differential target: evaluation with the prefilter
-// must give exactly the verdict of evaluation without it.
+// must give exactly the verdict of evaluation without it — and so must
+// evaluation with a header memo that every input before has filled (small,
+// so it also evicts), at paranoia 4 and at 1.
 func FuzzPrefilter(f *testing.F) {
 	rs := loadRules(f)
 	plain := rs.withoutPrefilter()
 	p := &Policy{Mode: ModeBlock, Paranoia: 4, Threshold: 5, BodyLimitBytes: 1 << 16, MaxValues: 1024}
+	pm := *p
+	pm.memo = newHeaderMemo(64)
+	pm1 := pm
+	pm1.Paranoia = 1
+	p1 := *p
+	p1.Paranoia = 1
 	for i, r := range rs.Rules() {
 		if i%8 == 0 && len(r.Match) > 0 { // a sample of rule examples as seeds
 			f.Add(r.Match[0], "ex")
@@ -146,6 +154,15 @@ func FuzzPrefilter(f *testing.F) {
 		b := plain.Evaluate(mk(), p)
 		if ids(a) != ids(b) || a.Score != b.Score {
 			t.Fatalf("prefilter changed the verdict for %q / %q: got %q, unfiltered %q", val, hdr, ids(a), ids(b))
+		}
+		for range 2 {
+			if m := rs.Evaluate(mk(), &pm); ids(m) != ids(b) || m.Score != b.Score {
+				t.Fatalf("header memo changed the verdict for %q / %q: got %q, want %q", val, hdr, ids(m), ids(b))
+			}
+		}
+		b1 := plain.Evaluate(mk(), &p1)
+		if m := rs.Evaluate(mk(), &pm1); ids(m) != ids(b1) || m.Score != b1.Score {
+			t.Fatalf("header memo at paranoia 1 changed the verdict for %q / %q: got %q, want %q", val, hdr, ids(m), ids(b1))
 		}
 	})
 }

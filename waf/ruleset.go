@@ -55,8 +55,13 @@ type RuleSet struct {
 	slotNamed  [numSlots][]uint64
 	slotByName [numSlots]map[string][]uint64
 	maxStates  int // the most states of any compact automaton
-	noFilter   bool
-	pool       sync.Pool
+	// slotPure marks the slots none of whose rules reads more than the
+	// value and its name (no request-level detector): the header memo may
+	// remember their values.
+	slotPure [numSlots]bool
+	id       uint64 // this rule set's number (ruleSetIDs), in header memo keys
+	noFilter bool
+	pool     sync.Pool
 }
 
 // maxKeyLen bounds the length of a prefilter literal.
@@ -160,6 +165,15 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	compactPs := rs.buildPrefilters()
 	rs.buildZones(compactPs)
 	rs.markEmptyTriggers()
+	for sl := slot(1); sl < numSlots; sl++ {
+		rs.slotPure[sl] = true
+		for _, ri := range rs.slotRules(sl) {
+			if requestDetectors[rs.rules[ri].Detector] {
+				rs.slotPure[sl] = false
+			}
+		}
+	}
+	rs.id = ruleSetIDs.Add(1)
 	return rs, nil
 }
 
