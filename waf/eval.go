@@ -48,6 +48,7 @@ type evalState struct {
 
 	memo      []memoEntry // transforms computed for the current value
 	memoStamp uint32
+	plans     map[uint64][]int32 // scanPlan's results by slot and byte classes
 
 	mkey         []byte // header memo key scratch
 	anyHit       bool   // some rule matched in this request (hit is not empty)
@@ -391,12 +392,8 @@ func (st *evalState) inspect(v *value) {
 		copy(cand, rs.zoneAlways[pi][v.slot])
 		st.triggers(0, v.data)
 		if st.rawMask&rs.scanAny[v.slot] != 0 {
-			for i, p := range rs.scanPath[v.slot] {
-				if st.rawMask&p == 0 {
-					continue // the identity: the raw value, scanned above
-				}
-				c := rs.scanChains[v.slot][i]
-				data := st.transformed(c, v.data)
+			for _, c := range st.scanPlan(v.slot) {
+				data := st.transformed(int(c), v.data)
 				st.triggers(st.co[c].form, data)
 			}
 		}

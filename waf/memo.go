@@ -7,9 +7,10 @@ import (
 )
 
 // The header memo. Browsers send the same User-Agent, Accept,
-// Accept-Language and Sec-* values on every request, and a header value's
-// inspection depends on nothing but the rule set, its name and its bytes
-// (no header rule reads the rest of the request: slotPure). So a header
+// Accept-Language and Sec-* values on every request, and an application's
+// forms and APIs the same argument names and JSON keys (memoZones); such a
+// value's inspection depends on nothing but the rule set, its zone, name and
+// bytes (no rule of those slots reads the rest of the request: slotPure). So a header
 // value that inspected clean — no rule matched, none was suppressed by an
 // exclusion, none was skipped because it had matched earlier in the request
 // — is remembered with the paranoia level it was checked at, and later
@@ -98,10 +99,16 @@ func (m *headerMemo) add(key []byte, p int) {
 	s.mu.Unlock()
 }
 
+// memoZones are the zones whose values repeat from request to request:
+// header values, and the names of arguments, JSON keys, headers and cookies
+// (an application's forms and APIs use a fixed set of them).
+var memoZones = [numZones]bool{zoneHeader: true, zoneQueryArgName: true, zoneFormName: true, zoneJSONKey: true,
+	zoneMultipartName: true, zoneHeaderName: true, zoneCookieName: true}
+
 // memoKey returns the memo key of header value v (its slot, name and
 // bytes), or nil when v is not to be remembered.
 func (st *evalState) memoKey(v *value) []byte {
-	if v.zone != zoneHeader || len(v.name)+len(v.data) > memoMaxLen || !st.rs.slotPure[v.slot] {
+	if !memoZones[v.zone] || len(v.name)+len(v.data) > memoMaxLen || !st.rs.slotPure[v.slot] {
 		return nil
 	}
 	var buf [24]byte
