@@ -322,8 +322,8 @@ func (rs *RuleSet) markEmptyTriggers() {
 
 // rarity scores how seldom a key set occurs in ordinary text, by its
 // commonest-looking literal (as scanned: at most maxKeyLen bytes): each
-// byte counts, and a byte that is not a letter, digit, blank or value
-// boundary counts five times — text is mostly words, so "; " is rarer than
+// byte counts, a line break three times, and a byte that is not a letter,
+// digit, blank or value boundary five times — text is mostly words, so "; " is rarer than
 // " g", and "union" rarer than "or".
 func rarity(set []string) int {
 	score := -1
@@ -332,7 +332,9 @@ func rarity(set []string) int {
 		n := 0
 		for i := 0; i < len(l); i++ {
 			c := lower(l[i])
-			if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || blankByte[c] || c == markBOT[0] || c == markEOT[0] {
+			if c == symNL[0] {
+				n += 3 // a line break: rarer in a value than a space, commoner than punctuation
+			} else if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || blankByte[c] || c == markBOT[0] || c == markEOT[0] {
 				n++
 			} else {
 				n += 5
