@@ -15,7 +15,11 @@ type acPattern struct {
 // compiled to a dense DFA over byte classes.
 type acMatcher struct {
 	classes [256]uint8
-	nclass  int
+	// cclasses are classes for the compact scan: blanks map to cclsNL or
+	// cclsSP, whose symbols' classes are nlClass and spClass.
+	cclasses         [256]uint8
+	nlClass, spClass uint32
+	nclass           int
 	// tab is the scan's transition table: at state*nclass + class, the
 	// next state's row offset (state*nclass) shifted left once, with the
 	// low bit set when that state has outputs. Rows pre-multiplied keep a
@@ -71,6 +75,16 @@ func buildAC(ps []acPattern) *acMatcher {
 		}
 	}
 	m.nclass = cls
+	m.cclasses = m.classes
+	for c := range 256 {
+		if blankByte[c] {
+			m.cclasses[c] = cclsSP
+			if c == '\n' || c == '\r' {
+				m.cclasses[c] = cclsNL
+			}
+		}
+	}
+	m.nlClass, m.spClass = uint32(m.classes[symNL[0]]), uint32(m.classes[symSP[0]])
 	// Trie.
 	type node struct {
 		child map[uint8]int
@@ -213,6 +227,10 @@ func dedupe(xs []int) []int {
 // make each state's outputs be emitted once per scan; a nil seen emits
 // every time.
 func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
+	if compact {
+		m.scanCompact(data, bits, seen, stamp)
+		return
+	}
 	tab, div := m.tab, m.rowDiv
 	e := tab[m.classes[markBOT[0]]]
 	m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
@@ -245,6 +263,55 @@ func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32
 		}
 	}
 	e = tab[e>>1+uint32(m.classes[markEOT[0]])]
+	if e&1 != 0 {
+		m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+	}
+}
+
+// Compact classes (acMatcher.cclasses): a blank byte's class is one of
+// these, above any real class, so the compact scan reads one table per byte.
+const (
+	cclsNL = 0xFE // \n, \r: the run is symNL
+	cclsSP = 0xFF // other blanks: symSP unless the run has a line break
+)
+
+// scanCompact is scan with each run of blanks seen as one symbol.
+func (m *acMatcher) scanCompact(data []byte, bits []uint64, seen []uint32, stamp uint32) {
+	tab, div, cls := m.tab, m.rowDiv, &m.cclasses
+	e := tab[cls[markBOT[0]]]
+	if e&1 != 0 {
+		m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+	}
+	var run uint32 // the class of the pending run's symbol, plus one (0: none)
+	for _, b := range data {
+		c := uint32(cls[b])
+		if c >= cclsNL {
+			if c == cclsNL {
+				run = m.nlClass + 1
+			} else if run == 0 {
+				run = m.spClass + 1
+			}
+			continue
+		}
+		if run != 0 {
+			e = tab[e>>1+run-1]
+			if e&1 != 0 {
+				m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+			}
+			run = 0
+		}
+		e = tab[e>>1+c]
+		if e&1 != 0 {
+			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+		}
+	}
+	if run != 0 {
+		e = tab[e>>1+run-1]
+		if e&1 != 0 {
+			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+		}
+	}
+	e = tab[e>>1+uint32(cls[markEOT[0]])]
 	if e&1 != 0 {
 		m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
 	}
