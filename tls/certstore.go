@@ -95,12 +95,12 @@ func (s *certStore) lookupName(name string, chi *stdtls.ClientHelloInfo) (*stdtl
 }
 
 // validLabel reports whether a host-name label may be matched by a
-// wildcard: letters, digits, hyphens and underscores (as crypto/x509
-// accepts), already lower-cased.
+// wildcard: letters, digits, hyphens and underscores, not beginning with a
+// hyphen (as crypto/x509 accepts), already lower-cased.
 func validLabel(l string) bool {
 	for i := 0; i < len(l); i++ {
 		c := l[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' && i > 0 || c == '_') {
 			return false
 		}
 	}
