@@ -40,6 +40,7 @@ type evalState struct {
 	formBits  []uint64     // per form: the prefilter keys found (keyWords each)
 	formStamp []uint32     // per form: triggers added (stamp)
 	formFull  []uint32     // per form: scanned (stamp)
+	formDirty []uint64     // per form: the words of formBits the last scan wrote (bit i&63: word i)
 	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: the slot's)
 	ac        *acMatcher   // the current value's slot automaton
 	stamp     uint32
@@ -96,6 +97,7 @@ func (rs *RuleSet) getState() *evalState {
 		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
 		formFull:  make([]uint32, n),
+		formDirty: make([]uint64, n),
 		formAC:    make([]*acMatcher, n),
 		seen:      make([]uint32, rs.maxStates+rs.acRaw.states()),
 		cand:      make([]uint64, rs.words),
@@ -292,14 +294,28 @@ func (st *evalState) triggers(f int32, data []byte) {
 	if len(data) == 0 && !st.emptyTriggers(f) {
 		return
 	}
-	for i, x := range st.keys(f, data) {
-		x &= st.rs.trigKeys[i]
-		for x != 0 {
-			k := i<<6 | mbits.TrailingZeros64(x)
-			x &= x - 1
-			r := st.rs.keyRule[k]
-			st.cand[r>>6] |= 1 << (uint(r) & 63)
+	bits := st.keys(f, data)
+	if len(bits) > 64 {
+		for i, x := range bits {
+			st.trigger(i, x)
 		}
+		return
+	}
+	for d := st.formDirty[f]; d != 0; d &= d - 1 { // the words the scan wrote
+		i := mbits.TrailingZeros64(d)
+		st.trigger(i, bits[i])
+	}
+}
+
+// trigger adds to cand the rules of the trigger keys among key word i's
+// bits x.
+func (st *evalState) trigger(i int, x uint64) {
+	x &= st.rs.trigKeys[i]
+	for x != 0 {
+		k := i<<6 | mbits.TrailingZeros64(x)
+		x &= x - 1
+		r := st.rs.keyRule[k]
+		st.cand[r>>6] |= 1 << (uint(r) & 63)
 	}
 }
 
@@ -325,7 +341,15 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 		return bits
 	}
 	st.formFull[f] = st.stamp
-	clear(bits)
+	dirty := &st.formDirty[f]
+	if w > 64 {
+		clear(bits)
+	} else {
+		for d := *dirty; d != 0; d &= d - 1 { // only the words the last scan wrote
+			bits[mbits.TrailingZeros64(d)] = 0
+		}
+	}
+	*dirty = 0
 	st.scanStamp++
 	if st.scanStamp == 0 { // wrapped
 		clear(st.seen)
@@ -337,10 +361,10 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 		ac, seen = own, nil
 	}
 	if ac != nil {
-		ac.scan(data, bits, true, seen, st.scanStamp)
+		ac.scan(data, bits, dirty, true, seen, st.scanStamp)
 	}
 	if st.rs.acRaw != nil {
-		st.rs.acRaw.scan(data, bits, false, st.seen[n:], st.scanStamp)
+		st.rs.acRaw.scan(data, bits, dirty, false, st.seen[n:], st.scanStamp)
 	}
 	return bits
 }

@@ -226,14 +226,14 @@ func dedupe(xs []int) []int {
 // (one entry per state, owned by the caller) and stamp, new for each scan,
 // make each state's outputs be emitted once per scan; a nil seen emits
 // every time.
-func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32, stamp uint32) {
+func (m *acMatcher) scan(data []byte, bits []uint64, dirty *uint64, compact bool, seen []uint32, stamp uint32) {
 	if compact {
-		m.scanCompact(data, bits, seen, stamp)
+		m.scanCompact(data, bits, dirty, seen, stamp)
 		return
 	}
 	tab, div := m.tab, m.rowDiv
 	e := tab[m.classes[markBOT[0]]]
-	m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+	m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 	var run byte // the symbol of the pending run of blanks (0: none)
 	for _, b := range data {
 		if compact && blankByte[b] {
@@ -247,24 +247,24 @@ func (m *acMatcher) scan(data []byte, bits []uint64, compact bool, seen []uint32
 		if run != 0 {
 			e = tab[e>>1+uint32(m.classes[run])]
 			if e&1 != 0 {
-				m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+				m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 			}
 			run = 0
 		}
 		e = tab[e>>1+uint32(m.classes[b])]
 		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 		}
 	}
 	if run != 0 {
 		e = tab[e>>1+uint32(m.classes[run])]
 		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 		}
 	}
 	e = tab[e>>1+uint32(m.classes[markEOT[0]])]
 	if e&1 != 0 {
-		m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+		m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 	}
 }
 
@@ -276,11 +276,11 @@ const (
 )
 
 // scanCompact is scan with each run of blanks seen as one symbol.
-func (m *acMatcher) scanCompact(data []byte, bits []uint64, seen []uint32, stamp uint32) {
+func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64, seen []uint32, stamp uint32) {
 	tab, div, cls := m.tab, m.rowDiv, &m.cclasses
 	e := tab[cls[markBOT[0]]]
 	if e&1 != 0 {
-		m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+		m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 	}
 	var run uint32 // the class of the pending run's symbol, plus one (0: none)
 	for _, b := range data {
@@ -296,28 +296,30 @@ func (m *acMatcher) scanCompact(data []byte, bits []uint64, seen []uint32, stamp
 		if run != 0 {
 			e = tab[e>>1+run-1]
 			if e&1 != 0 {
-				m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+				m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 			}
 			run = 0
 		}
 		e = tab[e>>1+c]
 		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 		}
 	}
 	if run != 0 {
 		e = tab[e>>1+run-1]
 		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 		}
 	}
 	e = tab[e>>1+uint32(cls[markEOT[0]])]
 	if e&1 != 0 {
-		m.emit(int32(uint64(e>>1)*div>>32), bits, seen, stamp)
+		m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
 	}
 }
 
-func (m *acMatcher) emit(s int32, bits []uint64, seen []uint32, stamp uint32) {
+// emit sets the bits of state s's keys, and in dirty the bits of the words
+// it wrote (word i as bit i&63).
+func (m *acMatcher) emit(s int32, bits []uint64, dirty *uint64, seen []uint32, stamp uint32) {
 	if seen != nil {
 		if seen[s] == stamp {
 			return // emitted already in this scan
@@ -326,6 +328,7 @@ func (m *acMatcher) emit(s int32, bits []uint64, seen []uint32, stamp uint32) {
 	}
 	for _, k := range m.keys[m.start[s]:m.start[s+1]] {
 		bits[k>>6] |= 1 << (k & 63)
+		*dirty |= 1 << ((k >> 6) & 63)
 	}
 }
 

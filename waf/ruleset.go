@@ -302,7 +302,8 @@ func (rs *RuleSet) markEmptyTriggers() {
 			return
 		}
 		clear(bits)
-		m.scan(nil, bits, true, nil, 0)
+		var dirty uint64
+		m.scan(nil, bits, &dirty, true, nil, 0)
 		m.emptyTrig = false
 		for i, x := range bits {
 			if x&rs.trigKeys[i] != 0 {
