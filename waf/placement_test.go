@@ -10,11 +10,9 @@ import (
 // Placement floors (quality.Placements: the share of the payloads the query
 // string blocks that stay blocked when moved), for categories with at least
 // placementMinLines payloads: placementFloor % in every place; benign
-// values: the corpus ceiling in every place. The lowest places are the
-// User-Agent (rules that take a whole argument — a lone "*", "whoami" —
-// read an application's own headers as arguments, not standard ones, where
-// such values are ordinary) and headers for payloads whose line breaks
-// mattered (a header carries none).
+// values: the corpus ceiling in every place. The lowest place is the
+// custom header for payloads whose line breaks mattered (a header carries
+// none: they become spaces).
 const (
 	placementMinLines = 50
 	placementFloor    = 90.0
