@@ -231,41 +231,26 @@ func (m *acMatcher) scan(data []byte, bits []uint64, dirty *uint64, compact bool
 		m.scanCompact(data, bits, dirty, seen, stamp)
 		return
 	}
-	tab, div := m.tab, m.rowDiv
+	tab := m.tab
 	e := tab[m.classes[markBOT[0]]]
-	m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
-	var run byte // the symbol of the pending run of blanks (0: none)
 	for _, b := range data {
-		if compact && blankByte[b] {
-			if b == '\n' || b == '\r' {
-				run = symNL[0]
-			} else if run == 0 {
-				run = symSP[0]
-			}
-			continue
-		}
-		if run != 0 {
-			e = tab[e>>1+uint32(m.classes[run])]
-			if e&1 != 0 {
-				m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
-			}
-			run = 0
+		if e&1 != 0 {
+			m.emit(m.state(e), bits, dirty, seen, stamp)
 		}
 		e = tab[e>>1+uint32(m.classes[b])]
-		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
-		}
 	}
-	if run != 0 {
-		e = tab[e>>1+uint32(m.classes[run])]
-		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
-		}
+	if e&1 != 0 {
+		m.emit(m.state(e), bits, dirty, seen, stamp)
 	}
 	e = tab[e>>1+uint32(m.classes[markEOT[0]])]
 	if e&1 != 0 {
-		m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
+		m.emit(m.state(e), bits, dirty, seen, stamp)
 	}
+}
+
+// state returns the state of table entry e (its row offset times rowDiv).
+func (m *acMatcher) state(e uint32) int32 {
+	return int32(uint64(e>>1) * m.rowDiv >> 32)
 }
 
 // Compact classes (acMatcher.cclasses): a blank byte's class is one of
@@ -277,10 +262,10 @@ const (
 
 // scanCompact is scan with each run of blanks seen as one symbol.
 func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64, seen []uint32, stamp uint32) {
-	tab, div, cls := m.tab, m.rowDiv, &m.cclasses
+	tab, cls := m.tab, &m.cclasses
 	e := tab[cls[markBOT[0]]]
 	if e&1 != 0 {
-		m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
+		m.emit(m.state(e), bits, dirty, seen, stamp)
 	}
 	var run uint32 // the class of the pending run's symbol, plus one (0: none)
 	for _, b := range data {
@@ -296,24 +281,24 @@ func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64, seen 
 		if run != 0 {
 			e = tab[e>>1+run-1]
 			if e&1 != 0 {
-				m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
+				m.emit(m.state(e), bits, dirty, seen, stamp)
 			}
 			run = 0
 		}
 		e = tab[e>>1+c]
 		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
+			m.emit(m.state(e), bits, dirty, seen, stamp)
 		}
 	}
 	if run != 0 {
 		e = tab[e>>1+run-1]
 		if e&1 != 0 {
-			m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
+			m.emit(m.state(e), bits, dirty, seen, stamp)
 		}
 	}
 	e = tab[e>>1+uint32(cls[markEOT[0]])]
 	if e&1 != 0 {
-		m.emit(int32(uint64(e>>1)*div>>32), bits, dirty, seen, stamp)
+		m.emit(m.state(e), bits, dirty, seen, stamp)
 	}
 }
 

@@ -197,3 +197,26 @@ func quoteJSON(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// TestRawScan: the raw (not compact) scan — the automaton for keys made of
+// blanks — finds each key where its bytes occur, blanks byte for byte, with
+// the value boundaries as marks.
+func TestRawScan(t *testing.T) {
+	m := buildAC([]acPattern{{lit: "  ", rule: 0}, {lit: "\t", rule: 1}, {lit: "ab", rule: 2}, {lit: markBOT + " ", rule: 3}, {lit: "\n" + markEOT, rule: 4}})
+	for _, tc := range []struct {
+		in   string
+		want uint64
+	}{
+		{"x  AB\t", 1<<0 | 1<<1 | 1<<2},
+		{"a b", 0},
+		{" a\n", 1<<3 | 1<<4},
+		{"", 0},
+	} {
+		bits := make([]uint64, 1)
+		var dirty uint64
+		m.scan([]byte(tc.in), bits, &dirty, false, nil, 0)
+		if bits[0] != tc.want {
+			t.Errorf("raw scan of %q: keys %b, want %b", tc.in, bits[0], tc.want)
+		}
+	}
+}
