@@ -9,10 +9,11 @@ import (
 
 // value is one inspected request value.
 type value struct {
-	zone zone
-	slot slot // of a header: slotStructural (plumbing, skipped by "inputs") or slotCustomHeader
-	name []byte
-	data []byte
+	zone  zone
+	slot  slot // of a header: slotStructural (plumbing, skipped by "inputs") or slotCustomHeader
+	name  []byte
+	lname []byte // a header's name in lower case (nil in other zones)
+	data  []byte
 }
 
 // evalState is the per-request scratch space, pooled per RuleSet.
@@ -443,11 +444,15 @@ func (st *evalState) inspect(v *value) {
 // dropOtherNames removes from the candidates the rules that accept values
 // of v's slot under other names than v's only (RuleSet.slotNamed).
 func (st *evalState) dropOtherNames(v *value, named []uint64) {
-	var buf [64]byte
-	if len(v.name) > len(buf) {
-		return // no such name is that long: the rules decline it themselves
+	name := v.lname
+	if name == nil {
+		var buf [64]byte
+		if len(v.name) > len(buf) {
+			return // no such name is that long: the rules decline it themselves
+		}
+		name = lowerInto(buf[:0], v.name)
 	}
-	mine := st.rs.slotByName[v.slot][string(lowerInto(buf[:0], v.name))]
+	mine := st.rs.slotByName[v.slot][string(name)]
 	for i := range st.cand {
 		drop := named[i]
 		if mine != nil {

@@ -14,8 +14,13 @@ func (st *evalState) add(z zone, name, data []byte) {
 		return
 	}
 	v := value{zone: z, slot: z, name: name, data: data}
-	if z == zoneHeader {
-		v.slot = headerSlot(name)
+	if z == zoneHeader { // lower-cased once, for the slot, the name index and the memo
+		off := len(st.vbuf)
+		for _, c := range name {
+			st.vbuf = append(st.vbuf, lower(c))
+		}
+		v.lname = st.vbuf[off:len(st.vbuf):len(st.vbuf)]
+		v.slot = headerSlotLower(v.lname)
 	}
 	st.values = append(st.values, v)
 }

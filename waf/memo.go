@@ -111,9 +111,8 @@ func (st *evalState) memoKey(v *value) []byte {
 	if !memoZones[v.zone] || len(v.name)+len(v.data) > memoMaxLen || !st.rs.slotPure[v.slot] {
 		return nil
 	}
-	var buf [24]byte
-	if len(v.name) < len(buf) {
-		switch string(lowerInto(buf[:0], v.name)) {
+	if v.zone == zoneHeader {
+		switch string(v.lname) {
 		case "cookie", "authorization", "proxy-authorization":
 			return nil
 		}

@@ -3,6 +3,7 @@ package waf
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -55,8 +56,7 @@ func TestHeaderMemo(t *testing.T) {
 	}
 	st := &evalState{rs: rs}
 	for _, hv := range atk.Headers {
-		v := &value{zone: zoneHeader, name: []byte(hv.Name), data: []byte(hv.Value)}
-		v.slot = headerSlot(v.name)
+		v := headerValue(hv.Name, hv.Value)
 		if k := st.memoKey(v); k == nil || p.memo.clean(k, 1) {
 			t.Fatalf("attack header %s: key %q remembered clean", hv.Name, k)
 		}
@@ -113,7 +113,7 @@ func TestHeaderMemo(t *testing.T) {
 	// Cookie values are never remembered.
 	ck := getRequest("/", "Cookie: sid=abc")
 	rs.Evaluate(ck, p)
-	if k := (&evalState{rs: rs}).memoKey(&value{zone: zoneHeader, slot: slotStructural, name: []byte("Cookie"), data: []byte("sid=abc")}); k != nil {
+	if k := (&evalState{rs: rs}).memoKey(headerValue("Cookie", "sid=abc")); k != nil {
 		t.Fatalf("Cookie header has memo key %q", k)
 	}
 
@@ -124,6 +124,13 @@ func TestHeaderMemo(t *testing.T) {
 	if memoHits() != h {
 		t.Fatal("memo hits with memo_entries = 0")
 	}
+}
+
+// headerValue is a header value as extract adds it.
+func headerValue(name, data string) *value {
+	v := &value{zone: zoneHeader, name: []byte(name), lname: []byte(strings.ToLower(name)), data: []byte(data)}
+	v.slot = headerSlotLower(v.lname)
+	return v
 }
 
 // WithParanoia returns a copy of p at paranoia level n.

@@ -145,7 +145,11 @@ func headerSlot(name []byte) slot {
 	if len(name) > len(buf) {
 		return slotCustomHeader // no standard name is that long
 	}
-	h := lowerInto(buf[:0], name)
+	return headerSlotLower(lowerInto(buf[:0], name))
+}
+
+// headerSlotLower is headerSlot of a lower-case name.
+func headerSlotLower(h []byte) slot {
 	switch {
 	case structuralName(h):
 		return slotStructural
