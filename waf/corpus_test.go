@@ -19,24 +19,37 @@ const (
 	crsCatFloor   = 80.0 // % per CRS attack category (sqli, xss, lfi, rfi, rce, php, java, generic)
 )
 
-// TestCorpusFloors measures the default rule set on the shared corpora and
-// asserts the quality floors.
-func TestCorpusFloors(t *testing.T) {
+// corpusEngine returns the shipped rules and the default policy (at
+// paranoia when not 0) for a test over the shared corpora, which it skips
+// when they are absent, in -short mode and under -race (which distorts the
+// timing-free but long runs; run: go test ./waf -run name).
+func corpusEngine(t *testing.T, name string, paranoia int) (*waf.RuleSet, *waf.Policy) {
+	t.Helper()
 	if _, err := os.Stat(corporaDir); err != nil {
 		t.Skip("shared corpora not present")
 	}
 	if testing.Short() || raceEnabled {
-		t.Skip("corpus floors skipped in -short mode and under -race (run: go test ./waf -run TestCorpusFloors)")
+		t.Skip(name + " skipped in -short mode and under -race (run: go test ./waf -run " + name + ")")
 	}
 	rs, err := waf.Load("../rules/waf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := waf.DefaultConfig()
+	if paranoia != 0 {
+		c.Paranoia = paranoia
+	}
 	p, err := c.Policy()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rs, p
+}
+
+// TestCorpusFloors measures the default rule set on the shared corpora and
+// asserts the quality floors.
+func TestCorpusFloors(t *testing.T) {
+	rs, p := corpusEngine(t, "TestCorpusFloors", 0)
 	rows, err := quality.Run(corporaDir, quality.Eval(rs, p), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package waf_test
 import (
 	"testing"
 
-	"edge/waf"
 	"edge/waf/quality"
 )
 
@@ -23,21 +22,10 @@ const (
 // field, a cookie (percent- and form-encoded), a custom header and the
 // User-Agent, and holds the default rule set to the floors above.
 func TestCorpusPlacements(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("corpus placements skipped in -short mode and under -race (run: go test ./waf -run TestCorpusPlacements)")
-	}
-	rs, err := waf.Load("../rules/waf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := waf.DefaultConfig()
-	p, err := c.Policy()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, p := corpusEngine(t, "TestCorpusPlacements", 0)
 	rows, err := quality.Placements(corporaDir, quality.Eval(rs, p), nil)
 	if err != nil {
-		t.Skip("shared corpora not present: ", err)
+		t.Fatal(err)
 	}
 	t.Log("\n" + quality.PlacementMarkdown(rows))
 	for _, r := range rows {

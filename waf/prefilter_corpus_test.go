@@ -2,7 +2,6 @@ package waf_test
 
 import (
 	"net/http"
-	"os"
 	"testing"
 
 	"edge/waf"
@@ -14,22 +13,7 @@ import (
 // the reference that runs every transform and matcher, and requires the
 // same verdict (action, score, rule ids) on each.
 func TestPrefilterCorpus(t *testing.T) {
-	if _, err := os.Stat(corporaDir); err != nil {
-		t.Skip("shared corpora not present")
-	}
-	if testing.Short() || raceEnabled {
-		t.Skip("corpus differential skipped in -short mode and under -race")
-	}
-	rs, err := waf.Load("../rules/waf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := waf.DefaultConfig()
-	c.Paranoia = 4 // every rule takes part
-	p, err := c.Policy()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs, p := corpusEngine(t, "TestPrefilterCorpus", 4) // every rule takes part
 	fast, ref := quality.Eval(rs, p), quality.Eval(waf.WithoutPrefilter(rs), p)
 	lines, diffs := 0, 0
 	eval := func(r *http.Request, body []byte) waf.Verdict {

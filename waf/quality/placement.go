@@ -1,15 +1,12 @@
 package quality
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -45,33 +42,19 @@ type PlaceMiss struct {
 func Placements(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss func(PlaceMiss)) ([]PlaceRow, error) {
 	type key struct{ file, cat string }
 	rows := map[key]*PlaceRow{}
-	for _, f := range []string{"crs", "attacks", "benign"} {
-		fh, err := os.Open(filepath.Join(dir, f+".jsonl"))
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var l corpusLine
-			if json.Unmarshal(sc.Bytes(), &l) != nil {
-				continue
-			}
-			want := "block"
-			if f == "benign" {
-				want = "allow"
-			}
-			v, ok := singleArg(l)
-			if l.Expect != want || !ok {
-				continue
+	for _, f := range Files {
+		err := eachLine(dir, f, func(m meta, _ []byte, r *http.Request, body []byte) {
+			v, ok := singleArg(r, body)
+			if !ok {
+				return
 			}
 			if f != "benign" && evalAt(eval, "query", v).Action != waf.ActionBlock {
-				continue // only payloads caught in the query string are moved
+				return // only payloads caught in the query string are moved
 			}
-			k := key{f, l.Category}
+			k := key{f, m.Category}
 			row := rows[k]
 			if row == nil {
-				row = &PlaceRow{File: f, Category: l.Category, Blocked: map[string]int{}}
+				row = &PlaceRow{File: f, Category: m.Category, Blocked: map[string]int{}}
 				rows[k] = row
 			}
 			row.Payloads++
@@ -80,13 +63,11 @@ func Placements(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss
 				if vd.Action == waf.ActionBlock {
 					row.Blocked[pl]++
 				}
-				if onMiss != nil && (vd.Action == waf.ActionBlock) != (want == "block") {
-					onMiss(PlaceMiss{File: f, ID: l.ID, Category: l.Category, Place: pl, Value: v, Verdict: vd})
+				if onMiss != nil && (vd.Action == waf.ActionBlock) != (f != "benign") {
+					onMiss(PlaceMiss{File: f, ID: m.ID, Category: m.Category, Place: pl, Value: v, Verdict: vd})
 				}
 			}
-		}
-		err = sc.Err()
-		fh.Close()
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -126,31 +107,18 @@ func PlacementMarkdown(rows []PlaceRow) string {
 	return b.String()
 }
 
-type corpusLine struct {
-	ID       string            `json:"id"`
-	Category string            `json:"category"`
-	Expect   string            `json:"expect"`
-	Method   string            `json:"method"`
-	URI      string            `json:"uri"`
-	Headers  map[string]string `json:"headers"`
-	Body     string            `json:"body"`
-}
-
-// singleArg returns the decoded value of a line's only argument.
-func singleArg(l corpusLine) (string, bool) {
+// singleArg returns the decoded value of a request's only argument: a GET
+// with one query argument, or a form POST with one field and no query.
+func singleArg(r *http.Request, body []byte) (string, bool) {
 	var raw string
 	switch {
-	case l.Method == "GET" && l.Body == "":
-		_, q, ok := strings.Cut(l.URI, "?")
-		if !ok {
+	case r.Method == "GET" && len(body) == 0:
+		raw = r.URL.RawQuery
+	case r.Method == "POST" && strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "application/x-www-form-urlencoded"):
+		if r.URL.RawQuery != "" {
 			return "", false
 		}
-		raw = q
-	case l.Method == "POST" && strings.HasPrefix(strings.ToLower(l.Headers["Content-Type"]), "application/x-www-form-urlencoded"):
-		if _, q, _ := strings.Cut(l.URI, "?"); q != "" {
-			return "", false
-		}
-		raw = l.Body
+		raw = string(body)
 	default:
 		return "", false
 	}

@@ -91,31 +91,7 @@ func Run(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss func(M
 			return nil, err
 		}
 		byCat := map[string]*Row{}
-		fh, err := os.Open(filepath.Join(dir, f+".jsonl"))
-		if err != nil {
-			return nil, errors.New("quality: " + err.Error())
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			var m meta
-			if err := json.Unmarshal(line, &m); err != nil {
-				fh.Close()
-				return nil, errors.New("quality: " + f + ": " + err.Error())
-			}
-			want := "block"
-			if f == "benign" {
-				want = "allow"
-			}
-			if m.Expect != want {
-				continue
-			}
-			_, r, body, err := waf.RequestFromLine(line)
-			if err != nil {
-				fh.Close()
-				return nil, err
-			}
+		err = eachLine(dir, f, func(m meta, line []byte, r *http.Request, body []byte) {
 			v := eval(r, body)
 			row := byCat[m.Category]
 			if row == nil {
@@ -135,13 +111,12 @@ func Run(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss func(M
 					row.CorazaPL2++
 				}
 			}
-			if onMiss != nil && blocked != (want == "block") {
+			if onMiss != nil && blocked != (f != "benign") {
 				onMiss(Miss{File: f, ID: m.ID, Category: m.Category, Line: append([]byte(nil), line...), Verdict: v})
 			}
-		}
-		fh.Close()
-		if err := sc.Err(); err != nil {
-			return nil, errors.New("quality: " + f + ": " + err.Error())
+		})
+		if err != nil {
+			return nil, err
 		}
 		cats := make([]string, 0, len(byCat))
 		for c := range byCat {
@@ -153,6 +128,42 @@ func Run(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss func(M
 		}
 	}
 	return rows, nil
+}
+
+// eachLine calls fn, in order, for every line of corpus file f (crs,
+// attacks, benign) in dir that carries the file's expectation (block; allow
+// for benign), with the request the line describes.
+func eachLine(dir, f string, fn func(m meta, line []byte, r *http.Request, body []byte)) error {
+	fh, err := os.Open(filepath.Join(dir, f+".jsonl"))
+	if err != nil {
+		return errors.New("quality: " + err.Error())
+	}
+	defer fh.Close()
+	want := "block"
+	if f == "benign" {
+		want = "allow"
+	}
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var m meta
+		if err := json.Unmarshal(line, &m); err != nil {
+			return errors.New("quality: " + f + ": " + err.Error())
+		}
+		if m.Expect != want {
+			continue
+		}
+		_, r, body, err := waf.RequestFromLine(line)
+		if err != nil {
+			return err
+		}
+		fn(m, line, r, body)
+	}
+	if err := sc.Err(); err != nil {
+		return errors.New("quality: " + f + ": " + err.Error())
+	}
+	return nil
 }
 
 func readCoraza(path string) (map[string]coraza, error) {
