@@ -33,6 +33,8 @@ const (
 
 	// clsAlways is set in every mask: a trigger that includes it always runs.
 	clsAlways uint32 = 1 << 31
+	// clsAny is every class.
+	clsAny = ^uint32(0)
 )
 
 // byteClass maps a byte to its class bit (0 for letters, digits and the

@@ -4,8 +4,8 @@ package waf
 // can change it, and which of those compute the same thing: a transform none
 // of whose trigger classes can be present in its input returns the input, so
 // a chain is, for the value, the list of its steps that might act — found by
-// following an upper bound of the classes present through the chain
-// (stepClasses) — and chains with the same list produce the same bytes. The
+// following an upper bound of the classes present through the chain (each
+// transform's drops and adds, transformGate) — and chains with the same list produce the same bytes. The
 // plan of a (slot, classes) pair is one chain per distinct list, in the
 // slot's order (parents first): inspect scans those forms only, instead of
 // walking every chain to find that most give a form it has already scanned.
@@ -70,23 +70,7 @@ func (rs *RuleSet) actingSteps(key []byte, c int, m uint32) []byte {
 			continue // cannot act: its input passes unchanged
 		}
 		key = append(key, byte(ch.tid), byte(ch.tid>>8))
-		m = stepClasses(ch.name, m)
+		m = m&^ch.drops | ch.adds
 	}
 	return key
-}
-
-// stepClasses bounds the byte classes of a transform's output given those of
-// its input (m): removals and case folding add none, compress_ws may add a
-// space, and any other transform (the decoders, cmdline, sql_comments,
-// path_normalize) is taken to add every class.
-func stepClasses(name string, m uint32) uint32 {
-	switch name {
-	case "lowercase":
-		return m &^ clsUpper
-	case "trim", "remove_nulls", "remove_quotes", "remove_backslash", "remove_ws":
-		return m
-	case "compress_ws":
-		return m | clsSpace
-	}
-	return ^uint32(0)
 }

@@ -14,28 +14,32 @@ type transformFunc func(dst, src []byte) []byte
 // it returns its input unchanged (clsAlways: no such classes) and, for some,
 // a finer cheap test run when one of those classes is present. A chain step
 // whose gate says no shares its parent's bytes without running the
-// transform. FuzzTransformGate checks both against the transforms.
+// transform. drops and adds bound the classes of the output: none of drops,
+// none the input lacks but those of adds (clsAny: a decoder may produce any
+// byte); scan plans follow that bound through chains. FuzzTransformGate
+// checks all of it against the transforms.
 var transformGate = map[string]struct {
-	trig uint32
-	need func([]byte) bool
+	trig        uint32
+	need        func([]byte) bool
+	drops, adds uint32
 }{
-	"url_decode":       {clsPercent, nil},
-	"url_decode_once":  {clsPercent, nil},
-	"html_entity":      {clsAmp, nil},
-	"js_decode":        {clsBackslash, nil},
-	"lowercase":        {clsUpper, nil},
-	"compress_ws":      {clsSpace | clsCtlWS | clsNUL, needCompressWS},
-	"remove_ws":        {clsSpace | clsCtlWS, nil},
-	"remove_nulls":     {clsNUL, nil},
-	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments},
-	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, nil},
-	"base64_decode":    {clsAlways, nil},
-	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsSpace | clsCtlWS, needCmdLine},
-	"remove_quotes":    {clsQuote, nil},
-	"utf8_overlong":    {clsHigh, nil},
-	"trim":             {clsSpace | clsCtlWS, needTrim},
-	"remove_backslash": {clsBackslash, nil},
-	"base64_scan":      {clsAlways, nil},
+	"url_decode":       {clsPercent, nil, 0, clsAny},
+	"url_decode_once":  {clsPercent, nil, 0, clsAny},
+	"html_entity":      {clsAmp, nil, 0, clsAny},
+	"js_decode":        {clsBackslash, nil, 0, clsAny},
+	"lowercase":        {clsUpper, nil, clsUpper, 0},
+	"compress_ws":      {clsSpace | clsCtlWS | clsNUL, needCompressWS, 0, clsSpace},
+	"remove_ws":        {clsSpace | clsCtlWS, nil, 0, 0},
+	"remove_nulls":     {clsNUL, nil, 0, 0},
+	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments, 0, clsAny},
+	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, nil, 0, clsAny},
+	"base64_decode":    {clsAlways, nil, 0, clsAny},
+	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsSpace | clsCtlWS, needCmdLine, 0, clsAny},
+	"remove_quotes":    {clsQuote, nil, 0, 0},
+	"utf8_overlong":    {clsHigh, nil, 0, clsAny},
+	"trim":             {clsSpace | clsCtlWS, needTrim, 0, 0},
+	"remove_backslash": {clsBackslash, nil, 0, 0},
+	"base64_scan":      {clsAlways, nil, 0, clsAny},
 }
 
 func needSQLComments(b []byte) bool {

@@ -94,7 +94,7 @@ func FuzzTransforms(f *testing.F) {
 
 // FuzzTransformGate: a transform whose gate says no (none of its trigger
 // byte classes present, or its finer test false) must indeed leave its input
-// unchanged.
+// unchanged, and no output has classes outside its drops/adds bound.
 func FuzzTransformGate(f *testing.F) {
 	for _, s := range []string{"abc", "a b", "a  b", " x", "x ", "A", "a%20", "a&b", "a\\b", "a/*b", "a--b", "a#b", "a\x00",
 		"/a/./b", "a\tb", "\xc0\xae", "x'y", "a^b", "a,b", "f(x)", "&lt;"} {
@@ -106,10 +106,14 @@ func FuzzTransformGate(f *testing.F) {
 			if !ok {
 				t.Fatalf("%s: no gate", name)
 			}
+			out := transforms[name](nil, in)
+			if bound := classMask(in)&^g.drops | g.adds; classMask(out)&^bound != 0 {
+				t.Fatalf("%s: %q -> %q has classes %#x outside the bound %#x (drops, adds)", name, in, out, classMask(out), bound)
+			}
 			if classMask(in)&g.trig != 0 && (g.need == nil || g.need(in)) {
 				continue
 			}
-			if out := transforms[name](nil, in); !bytes.Equal(out, in) {
+			if !bytes.Equal(out, in) {
 				t.Fatalf("%s: gate said unchanged but %q -> %q", name, in, out)
 			}
 		}
