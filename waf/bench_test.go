@@ -53,10 +53,7 @@ func BenchmarkEvaluateGET(b *testing.B) {
 // request to request (8192 variants, twice the memo's entries, so Referers
 // keep displacing what it holds), the other 9 headers repeat.
 func BenchmarkEvaluateGETMemo(b *testing.B) {
-	rs := loadRules(b)
-	p := testPolicy(b, PolicyConfig{Mode: "block", MemoEntries: DefaultMemoEntries})
-	reqs := make([]*Request, 8192)
-	for i := range reqs {
+	benchMemoStream(b, 8192, func(i int) *Request {
 		r := benignGET()
 		r.RawQuery = "category=shoes&page=" + strconv.Itoa(i) + "&sort=price_asc"
 		r.RawURI = r.Path + "?" + r.RawQuery
@@ -65,20 +62,26 @@ func BenchmarkEvaluateGETMemo(b *testing.B) {
 				r.Headers[j].Value = "https://shop.example.com/products?page=" + strconv.Itoa(i+1)
 			}
 		}
-		reqs[i] = r
-	}
-	benchStream(b, rs, p, reqs)
+		return r
+	})
 }
 
-// benchStream evaluates reqs in turn, round and round.
-func benchStream(b *testing.B, rs *RuleSet, p *Policy, reqs []*Request) {
+// benchMemoStream evaluates n requests made by mk in turn, round and round,
+// with the default header memo.
+func benchMemoStream(b *testing.B, n int, mk func(i int) *Request) {
+	rs := loadRules(b)
+	p := memoPolicy(b, PolicyConfig{})
+	reqs := make([]*Request, n)
+	for i := range reqs {
+		reqs[i] = mk(i)
+	}
 	b.ReportAllocs()
 	if len(reqs[0].Body) > 0 {
 		b.SetBytes(int64(len(reqs[0].Body)))
 	}
 	i := 0
 	for b.Loop() {
-		rs.Evaluate(reqs[i%len(reqs)], p)
+		rs.Evaluate(reqs[i%n], p)
 		i++
 	}
 }
@@ -98,15 +101,11 @@ func BenchmarkEvaluatePOST4K(b *testing.B) {
 // many users submit it: the field names and headers repeat, the values differ
 // from request to request (256 variants).
 func BenchmarkEvaluatePOST4KMemo(b *testing.B) {
-	rs := loadRules(b)
-	p := testPolicy(b, PolicyConfig{Mode: "block", MemoEntries: DefaultMemoEntries})
-	reqs := make([]*Request, 256)
-	for i := range reqs {
+	benchMemoStream(b, 256, func(i int) *Request {
 		r := benignPOST()
 		r.Body = []byte(strings.ReplaceAll(string(r.Body), "+number+", "+number+"+strconv.Itoa(i)))
-		reqs[i] = r
-	}
-	benchStream(b, rs, p, reqs)
+		return r
+	})
 }
 
 func BenchmarkEvaluateAttack(b *testing.B) {
