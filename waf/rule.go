@@ -333,7 +333,7 @@ func (r *Rule) acceptedNames(sl slot) []string {
 		if t.name == "" {
 			return nil
 		}
-		names = append(names, strings.ToLower(t.name))
+		names = append(names, t.name) // lower case already (parseTargetMask)
 	}
 	return names
 }
