@@ -496,8 +496,13 @@ func base64Decode(dst, src []byte) []byte {
 
 // base64Scan decodes every run of at least 8 base64 characters at each of
 // the four possible alignments, so a base64 fragment cut out of a longer
-// encoding still decodes to readable text. Outputs are separated by '\n';
-// other bytes are dropped.
+// encoding still decodes to readable text, and keeps the text: each run of
+// at least minB64Text printable ASCII bytes (tab and line breaks included)
+// of a decoding, followed by '\n'. Binary bytes, and the shorter text runs
+// that random bytes decode to by chance, are dropped, so ordinary words
+// that happen to be base64 ("ordinary", "fieldname") yield nothing to
+// inspect while an encoded payload — or the class names inside an encoded
+// Java object — yields its text. Other bytes of src are dropped.
 func base64Scan(dst, src []byte) []byte {
 	for i := 0; i < len(src); {
 		if b64Value[src[i]] < 0 {
@@ -510,14 +515,53 @@ func base64Scan(dst, src []byte) []byte {
 		}
 		if j-i >= 8 {
 			for skip := 0; skip < 4; skip++ {
-				dst = base64Bits(dst, src[i+skip:j])
-				dst = append(dst, '\n')
+				// Decoded after dst's end, the text moved down over it:
+				// keepText writes a byte only where it has read one.
+				start := len(dst)
+				dec := base64Bits(dst, src[i+skip:j])
+				dst = keepText(dec[:start], dec[start:])
 			}
 		}
 		i = j
 	}
 	return dst
 }
+
+// minB64Text is the shortest decoded text base64Scan keeps: no literal a
+// base64_scan rule needs is shorter, and a random 4-byte run is all text
+// about once in fifty.
+const minB64Text = 4
+
+// keepText appends to dst each run of at least minB64Text text bytes of
+// src, followed by '\n'.
+func keepText(dst, src []byte) []byte {
+	for i := 0; i < len(src); {
+		if !textByte[src[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(src) && textByte[src[j]] {
+			j++
+		}
+		run := src[i:j]
+		i = j + 1 // src[j] is not text: the '\n' below may overwrite it
+		if len(run) >= minB64Text {
+			dst = append(dst, run...)
+			dst = append(dst, '\n')
+		}
+	}
+	return dst
+}
+
+// textByte marks printable ASCII, tab and line breaks.
+var textByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	t['\t'], t['\n'], t['\r'] = true, true, true
+	return t
+}()
 
 // b64Value maps a byte of either base64 alphabet (standard and URL-safe)
 // to its 6-bit value, and every other byte to -1.

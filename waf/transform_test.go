@@ -71,6 +71,15 @@ func FuzzTransforms(f *testing.F) {
 			limit := len(in)
 			if name == "base64_scan" {
 				limit = 3*len(in) + 4
+				// Only text, each kept run ended by a line break.
+				if len(out) > 0 && out[len(out)-1] != '\n' {
+					t.Fatalf("base64_scan output %q of %q does not end a run", out, in)
+				}
+				for _, c := range out {
+					if !textByte[c] {
+						t.Fatalf("base64_scan kept a binary byte %#x of %q", c, in)
+					}
+				}
 			}
 			if len(out) > limit {
 				t.Fatalf("%s grew %d -> %d bytes", name, len(in), len(out))
