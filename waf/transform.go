@@ -514,7 +514,10 @@ func base64Scan(dst, src []byte) []byte {
 			j++
 		}
 		if j-i >= 8 {
-			for skip := 0; skip < 4; skip++ {
+			for skip, text := 0, textAlignments(src[i:j]); text != 0; skip, text = skip+1, text>>1 {
+				if text&1 == 0 {
+					continue
+				}
 				// Decoded after dst's end, the text moved down over it:
 				// keepText writes a byte only where it has read one.
 				start := len(dst)
@@ -526,6 +529,79 @@ func base64Scan(dst, src []byte) []byte {
 	}
 	return dst
 }
+
+// textAlignments returns the alignments (bit skip: decoding from run[skip:])
+// whose decoding of run, a run of base64 characters, has a run of at least
+// minB64Text text bytes: base64Scan decodes only those. It reads run as one
+// bit stream, four characters (24 bits, three bytes of each alignment) at
+// a time: the byte the decoding from run[skip:] produces k-th starts at bit
+// 6*skip+8*k, so alignment skip owns the bytes starting at the even
+// positions p ≡ 6*skip (mod 8), p ≥ 6*skip. Per alignment a history word
+// gets one bit per byte (text or not), and four ones in a row anywhere mark
+// the alignment; nothing in the loop branches on the data.
+func textAlignments(run []byte) uint8 {
+	var w uint64                      // the stream's latest bits, the last read lowest
+	var h0, h1, h2, h3 uint32         // per alignment: text bits, the latest lowest
+	var any0, any1, any2, any3 uint32 // per alignment: four in a row seen
+	for i := 0; i < len(run); i += 4 {
+		blk := run[i:min(i+4, len(run))]
+		m := len(blk)
+		for _, c := range blk {
+			w = w<<6 | uint64(b64Value[c]&63)
+		}
+		w <<= 6 * uint(4-m) // a short last block: zero characters after it
+		// Relative to the block's start r, the bytes ending in it start at
+		// r = -6, -4, …, 16, at shift 16-r in w; r ≡ 0, 6, 4, 2 (mod 8) are
+		// alignments 0, 1, 2, 3.
+		t := func(shift uint) uint32 { return uint32(textBit[byte(w>>shift)]) }
+		n0 := t(16)<<2 | t(8)<<1 | t(0)
+		n1 := t(18)<<2 | t(10)<<1 | t(2)
+		n2 := t(20)<<2 | t(12)<<1 | t(4)
+		n3 := t(22)<<2 | t(14)<<1 | t(6)
+		if i == 0 { // bytes before an alignment's first character
+			n1 &^= 4
+			n2 &^= 6
+			n3 = 0
+		}
+		if m < 4 { // bytes past the run's end
+			end := b64Valid[m]
+			n0, n1, n2, n3 = n0&end[0], n1&end[1], n2&end[2], n3&end[3]
+		}
+		h0, h1, h2, h3 = h0<<3|n0, h1<<3|n1, h2<<3|n2, h3<<3|n3
+		any0 |= h0 & (h0 >> 1) & (h0 >> 2) & (h0 >> 3)
+		any1 |= h1 & (h1 >> 1) & (h1 >> 2) & (h1 >> 3)
+		any2 |= h2 & (h2 >> 1) & (h2 >> 2) & (h2 >> 3)
+		any3 |= h3 & (h3 >> 1) & (h3 >> 2) & (h3 >> 3)
+	}
+	nz := func(x uint32) uint8 { return uint8((uint64(x) + 0xFFFFFFFF) >> 32) }
+	return nz(any0) | nz(any1)<<1 | nz(any2)<<2 | nz(any3)<<3
+}
+
+// b64Valid is, for a last block of m < 4 characters, per alignment the
+// bytes (as in textAlignments' n0…n3) that end within its 6*m bits: a byte
+// starting at r ends within them when r+8 ≤ 6*m.
+var b64Valid = func() (v [4][4]uint32) {
+	for m := 1; m < 4; m++ {
+		for a, rs := range [4][3]int{{0, 8, 16}, {-2, 6, 14}, {-4, 4, 12}, {-6, 2, 10}} {
+			for k, r := range rs {
+				if r+8 <= 6*m {
+					v[m][a] |= 4 >> k
+				}
+			}
+		}
+	}
+	return v
+}()
+
+// textBit is textByte as 0 or 1.
+var textBit = func() (t [256]uint8) {
+	for c, ok := range textByte {
+		if ok {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // minB64Text is the shortest decoded text base64Scan keeps: no literal a
 // base64_scan rule needs is shorter, and a random 4-byte run is all text

@@ -71,6 +71,9 @@ func FuzzTransforms(f *testing.F) {
 			limit := len(in)
 			if name == "base64_scan" {
 				limit = 3*len(in) + 4
+				if ref := base64ScanRef(in); !bytes.Equal(out, ref) {
+					t.Fatalf("base64_scan(%q) = %q, decoding every alignment gives %q", in, out, ref)
+				}
 				// Only text, each kept run ended by a line break.
 				if len(out) > 0 && out[len(out)-1] != '\n' {
 					t.Fatalf("base64_scan output %q of %q does not end a run", out, in)
@@ -127,4 +130,23 @@ func FuzzTransformGate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// base64ScanRef is base64_scan without its shortcut (textAlignments): every
+// run decoded at all four alignments, the text of each kept.
+func base64ScanRef(src []byte) []byte {
+	var out []byte
+	for i := 0; i < len(src); {
+		j := i
+		for j < len(src) && b64Value[src[j]] >= 0 {
+			j++
+		}
+		if j-i >= 8 {
+			for skip := 0; skip < 4; skip++ {
+				out = keepText(out, base64Bits(nil, src[i+skip:j]))
+			}
+		}
+		i = max(j, i+1)
+	}
+	return out
 }
