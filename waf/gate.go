@@ -30,6 +30,10 @@ const (
 	clsComma                        // ,
 	clsLParen                       // (
 	clsDot                          // .
+	// clsWSRun is not a byte but a place: a space at either end of the
+	// value, or two in a row — what trim, compress_ws and cmdline act on,
+	// where a lone space between words leaves them unchanged.
+	clsWSRun
 
 	// clsAlways is set in every mask: a trigger that includes it always runs.
 	clsAlways uint32 = 1 << 31
@@ -61,11 +65,19 @@ var byteClass = func() (t [256]uint32) {
 	return t
 }()
 
-// classMask returns the union of the byte classes of b, plus clsAlways.
+// classMask returns the union of the byte classes of b, plus clsAlways, and
+// clsWSRun when b has a space at either end or two in a row.
 func classMask(b []byte) uint32 {
 	m := clsAlways
+	var pairs, prev uint32 // pairs: classes of two bytes in a row
 	for _, c := range b {
-		m |= byteClass[c]
+		x := byteClass[c]
+		m |= x
+		pairs |= x & prev
+		prev = x
+	}
+	if pairs&clsSpace != 0 || (len(b) > 0 && (b[0] == ' ' || b[len(b)-1] == ' ')) {
+		m |= clsWSRun
 	}
 	return m
 }

@@ -40,6 +40,9 @@ func (rs *RuleSet) planFor(sl slot, m uint32) []int32 {
 			continue // the raw value itself
 		}
 		key = rs.actingSteps(key[:0], c, m)
+		if len(key) == 0 {
+			continue // the raw value's form, scanned already
+		}
 		dup := false
 		for _, s := range seen {
 			if s == string(key) {
@@ -56,7 +59,8 @@ func (rs *RuleSet) planFor(sl slot, m uint32) []int32 {
 }
 
 // actingSteps appends to key the transform numbers of the steps of chain c
-// that might change their input for a value with byte classes m.
+// that might change their input for a value with byte classes m, less the
+// trailing ones that could only fold its case.
 func (rs *RuleSet) actingSteps(key []byte, c int, m uint32) []byte {
 	var path [32]int
 	n := 0
@@ -64,13 +68,22 @@ func (rs *RuleSet) actingSteps(key []byte, c int, m uint32) []byte {
 		path[n] = s
 		n++
 	}
+	start := len(key)
+	acts := start // key's length up to the last step that might do more than fold case
 	for i := n - 1; i >= 0; i-- {
 		ch := &rs.chains[path[i]]
 		if m&ch.trig == 0 {
 			continue // cannot act: its input passes unchanged
 		}
 		key = append(key, byte(ch.tid), byte(ch.tid>>8))
+		if m&ch.trig&^ch.fold == 0 {
+			m &^= clsUpper // it can only lower-case its input
+			continue
+		}
+		acts = len(key)
 		m = m&^ch.drops | ch.adds
 	}
-	return key
+	// Steps after the last that might act otherwise only fold case: the
+	// chain's form (the scan folds case) is that step's.
+	return key[:acts]
 }

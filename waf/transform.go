@@ -16,30 +16,33 @@ type transformFunc func(dst, src []byte) []byte
 // whose gate says no shares its parent's bytes without running the
 // transform. drops and adds bound the classes of the output: none of drops,
 // none the input lacks but those of adds (clsAny: a decoder may produce any
-// byte); scan plans follow that bound through chains. FuzzTransformGate
+// byte); scan plans follow that bound through chains. fold: trigger classes
+// that only make the transform fold case — an input whose trigger classes
+// are all in fold comes out lower-cased and otherwise unchanged. FuzzTransformGate
 // checks all of it against the transforms.
 var transformGate = map[string]struct {
 	trig        uint32
 	need        func([]byte) bool
 	drops, adds uint32
+	fold        uint32
 }{
-	"url_decode":       {clsPercent, nil, 0, clsAny},
-	"url_decode_once":  {clsPercent, nil, 0, clsAny},
-	"html_entity":      {clsAmp, nil, 0, clsAny},
-	"js_decode":        {clsBackslash, nil, 0, clsAny},
-	"lowercase":        {clsUpper, nil, clsUpper, 0},
-	"compress_ws":      {clsSpace | clsCtlWS | clsNUL, needCompressWS, 0, clsSpace},
-	"remove_ws":        {clsSpace | clsCtlWS, nil, 0, 0},
-	"remove_nulls":     {clsNUL, nil, 0, 0},
-	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments, 0, clsAny},
-	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, nil, 0, clsAny},
-	"base64_decode":    {clsAlways, nil, 0, clsAny},
-	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsSpace | clsCtlWS, needCmdLine, 0, clsAny},
-	"remove_quotes":    {clsQuote, nil, 0, 0},
-	"utf8_overlong":    {clsHigh, nil, 0, clsAny},
-	"trim":             {clsSpace | clsCtlWS, needTrim, 0, 0},
-	"remove_backslash": {clsBackslash, nil, 0, 0},
-	"base64_scan":      {clsAlways, nil, 0, clsAny},
+	"url_decode":       {clsPercent, nil, 0, clsAny, 0},
+	"url_decode_once":  {clsPercent, nil, 0, clsAny, 0},
+	"html_entity":      {clsAmp, nil, 0, clsAny, 0},
+	"js_decode":        {clsBackslash, nil, 0, clsAny, 0},
+	"lowercase":        {clsUpper, nil, clsUpper, 0, clsUpper},
+	"compress_ws":      {clsWSRun | clsCtlWS | clsNUL, needCompressWS, 0, clsSpace | clsWSRun, 0},
+	"remove_ws":        {clsSpace | clsCtlWS, nil, clsSpace | clsCtlWS | clsWSRun, 0, 0},
+	"remove_nulls":     {clsNUL, nil, clsNUL, clsWSRun, 0},
+	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments, 0, clsAny, 0},
+	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, nil, 0, clsAny, 0},
+	"base64_decode":    {clsAlways, nil, 0, clsAny, 0},
+	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsWSRun | clsCtlWS, needCmdLine, 0, clsAny, clsUpper},
+	"remove_quotes":    {clsQuote, nil, clsQuote, clsWSRun, 0},
+	"utf8_overlong":    {clsHigh, nil, 0, clsAny, 0},
+	"trim":             {clsWSRun | clsCtlWS, needTrim, 0, 0, 0},
+	"remove_backslash": {clsBackslash, nil, clsBackslash, clsWSRun, 0},
+	"base64_scan":      {clsAlways, nil, 0, clsAny, 0},
 }
 
 func needSQLComments(b []byte) bool {
