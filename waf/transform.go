@@ -35,7 +35,7 @@ var transformGate = map[string]struct {
 	"remove_ws":        {clsSpace | clsCtlWS, nil, clsSpace | clsCtlWS | clsWSRun, 0, 0},
 	"remove_nulls":     {clsNUL, nil, clsNUL, clsWSRun, 0},
 	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments, 0, clsAny, 0},
-	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, nil, 0, clsAny, 0},
+	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, needPathNormalize, 0, clsAny, 0},
 	"base64_decode":    {clsAlways, nil, 0, clsAny, 0},
 	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsWSRun | clsCtlWS, needCmdLine, 0, clsAny, clsUpper},
 	"remove_quotes":    {clsQuote, nil, clsQuote, clsWSRun, 0},
@@ -73,6 +73,34 @@ func needCmdLine(b []byte) bool {
 			return true
 		case isSpace(c) && (c != ' ' || (i+1 < len(b) && isSpace(b[i+1]))):
 			return true
+		}
+	}
+	return false
+}
+
+// needPathNormalize reports whether b has what path_normalize changes: a
+// backslash, the lead byte of an overlong encoding, two slashes in a row,
+// or a "." or ".." segment.
+func needPathNormalize(b []byte) bool {
+	for i, c := range b {
+		switch c {
+		case '\\', 0xC0, 0xC1, 0xE0, 0xF0:
+			return true
+		case '/':
+			if i+1 < len(b) && b[i+1] == '/' {
+				return true
+			}
+		case '.':
+			if i > 0 && b[i-1] != '/' {
+				continue
+			}
+			j := i + 1
+			if j < len(b) && b[j] == '.' {
+				j++
+			}
+			if j == len(b) || b[j] == '/' {
+				return true
+			}
 		}
 	}
 	return false

@@ -109,7 +109,7 @@ func FuzzTransforms(f *testing.F) {
 // unchanged, and no output has classes outside its drops/adds bound.
 func FuzzTransformGate(f *testing.F) {
 	for _, s := range []string{"abc", "a b", "a  b", " x", "x ", "A", "a%20", "a&b", "a\\b", "a/*b", "a--b", "a#b", "a\x00",
-		"/a/./b", "a\tb", "\xc0\xae", "x'y", "a^b", "a,b", "f(x)", "&lt;"} {
+		"/a/./b", "a//b", "./x", "x/..", "../a", "a.b/c", "a\tb", "\xc0\xae", "x'y", "a^b", "a,b", "f(x)", "&lt;"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
