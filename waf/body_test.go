@@ -1,6 +1,8 @@
 package waf
 
 import (
+	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -88,7 +90,8 @@ paranoia = 1
 }
 
 // FuzzBodyParsers: JSON, multipart and form parsers never panic, never
-// produce more than max_values values and only yield slices of bounded size.
+// produce more than max_values values and only yield slices of bounded size;
+// form decoding agrees with formDecodeRef.
 func FuzzBodyParsers(f *testing.F) {
 	f.Add([]byte(`{"a":[1,{"b":"c\u0041"}],"d":true}`), "application/json")
 	f.Add([]byte("--b\r\nContent-Disposition: form-data; name=\"x\"; filename=\"y\"\r\n\r\nz\r\n--b--"), "multipart/form-data; boundary=b")
@@ -101,6 +104,9 @@ func FuzzBodyParsers(f *testing.F) {
 		defer rs.putState(st)
 		st.req = postRequest("/p", ctype, string(body))
 		st.pol = p
+		if got, want := st.formDecode(body), formDecodeRef(body); !bytes.Equal(got, want) {
+			t.Fatalf("formDecode(%q) = %q, want %q", body, got, want)
+		}
 		st.extract()
 		if len(st.values) > p.MaxValues {
 			t.Fatalf("got %d values, limit %d", len(st.values), p.MaxValues)
@@ -111,4 +117,38 @@ func FuzzBodyParsers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// formDecodeRef is form decoding spelled out: '+' is a space, %XX a byte,
+// anything else (a '%' without two hex digits) itself.
+func formDecodeRef(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '+':
+			out = append(out, ' ')
+		case b[i] == '%' && i+2 < len(b) && isHex(b[i+1]) && isHex(b[i+2]):
+			v, _ := strconv.ParseUint(string(b[i+1:i+3]), 16, 8)
+			out = append(out, byte(v))
+			i += 2
+		default:
+			out = append(out, b[i])
+		}
+	}
+	return out
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func TestFormDecode(t *testing.T) {
+	rs := testRules(t, policyRules)
+	st := rs.getState()
+	defer rs.putState(st)
+	for _, in := range []string{"", "a+b", "%41%42", "100%", "%4", "%zz", "%%41", "+%2B+", "a%2", "%e9t%C3%A9"} {
+		if got, want := st.formDecode([]byte(in)), formDecodeRef([]byte(in)); !bytes.Equal(got, want) {
+			t.Errorf("formDecode(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -27,22 +27,25 @@ type evalState struct {
 	valuesTruncated bool
 	bodyTruncated   bool
 
-	// Per current value: transform cache keyed by chain. Chains whose
-	// output equals their parent's (byte for byte, or up to ASCII case when
-	// the last transform is lowercase) share the parent's form, so the
-	// prefilter scans each distinct form of a value once. A chain none of
-	// whose transforms is triggered by rawMask is the raw value itself and
-	// is not cached at all.
+	// Per current value: the plan for its byte classes and the output of
+	// each of the plan's ops, computed once when first needed. An op whose
+	// output equals its input (byte for byte, or up to ASCII case when the
+	// transform is lowercase) shares its input's form, so the prefilter
+	// scans each distinct form of a value once.
 	rawMask   uint32 // classMask of the current value
 	maskStamp uint32 // stamp for which rawMask was computed
+	plan      *valuePlan
+	refPlan   *valuePlan
+	plans     map[uint32]*valuePlan // by byte classes
+	planCache [1 << planCacheBits]planSlot
 	tbuf      []byte
-	co        []chainOut // per chain: its output for the current value
+	ops       []opOut // per op of plan: its output for the current value
 	nforms    int32
 	formBits  []uint64     // per form: the prefilter keys found (keyWords each)
 	formStamp []uint32     // per form: triggers added (stamp)
 	formFull  []uint32     // per form: scanned (stamp)
 	formDirty []uint64     // per form: the words of formBits the last scan wrote (bit i&63: word i)
-	formAC    []*acMatcher // per form: the automaton of its creating chain (nil: the slot's)
+	formAC    []*acMatcher // per form: the automaton of its creating transform (nil: the slot's)
 	ac        *acMatcher   // the current value's slot automaton
 	stamp     uint32
 	seen      []uint32 // per automaton state (ac, then acRaw): scan stamp
@@ -50,7 +53,6 @@ type evalState struct {
 
 	memo      []memoEntry // transforms computed for the current value
 	memoStamp uint32
-	plans     map[uint64][]int32 // scanPlan's results by slot and byte classes
 
 	mkey         []byte // header memo key scratch
 	anyHit       bool   // some rule matched in this request (hit is not empty)
@@ -64,20 +66,19 @@ type evalState struct {
 	force   bool
 }
 
-// chainOut is a chain's output for the current value.
-type chainOut struct {
+// opOut is an op's output for the current value.
+type opOut struct {
 	stamp uint32 // the value's stamp when computed
 	off   int32  // offset in tbuf; -1: the raw value itself
 	n     int32  // length in tbuf
 	form  int32  // prefilter form
 	mask  uint32 // classMask of the output
-	same  bool   // identical to the parent's output
 }
 
-// memoEntry records that chain computed its transform of the bytes at
+// memoEntry records that op computed its transform (tid) of the bytes at
 // tbuf offset src (-1: the raw value).
 type memoEntry struct {
-	src, chain, tid int32
+	src, op, tid int32
 }
 
 func bytesOf(s string) []byte {
@@ -94,7 +95,7 @@ func (rs *RuleSet) getState() *evalState {
 	n := len(rs.chains)
 	return &evalState{
 		rs:        rs,
-		co:        make([]chainOut, n),
+		ops:       make([]opOut, n),
 		formBits:  make([]uint64, n*rs.keyWords),
 		formStamp: make([]uint32, n),
 		formFull:  make([]uint32, n),
@@ -179,53 +180,55 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 	return v
 }
 
-// identity reports whether chain c leaves the current value unchanged
-// because none of its transforms is triggered (never in the reference mode).
-func (st *evalState) identity(c int) bool {
-	return c == 0 || (!st.rs.noFilter && st.rawMask&st.rs.hot[c].path == 0)
-}
-
-// transformed returns the value's form under chain c, computing and caching
-// it (and its parents) once per value.
+// transformed returns the value's form under chain c, computing it once
+// per value (through the ops of the value's plan).
 func (st *evalState) transformed(c int, raw []byte) []byte {
 	if st.maskStamp != st.stamp { // a new value (inspect sets these itself)
 		st.rawMask, st.maskStamp, st.nforms = classMask(raw), st.stamp, 1
+		st.tbuf = st.tbuf[:0]
+		st.planFor()
 	}
-	if st.identity(c) {
+	return st.output(st.plan.chainOp[c], raw)
+}
+
+// output returns op i's output for the current value (-1: the raw value),
+// computing it (and the ops it reads) once.
+func (st *evalState) output(i int16, raw []byte) []byte {
+	if i < 0 {
 		return raw
 	}
-	o := &st.co[c]
+	o := &st.ops[i]
 	if o.stamp == st.stamp {
 		return st.bytesOf(o, raw)
 	}
-	hc := &st.rs.hot[c]
-	parent := int(hc.parent)
-	src := st.transformed(parent, raw)
-	// The parent's form and classes (the raw value's when it is the identity).
+	op := &st.plan.ops[i]
+	src := st.output(op.src, raw)
+	// The source's form and classes (the raw value's when it is -1).
 	pform, pmask, poff, plen := int32(0), st.rawMask, int32(-1), int32(0)
-	if !st.identity(parent) {
-		po := &st.co[parent]
+	if op.src >= 0 {
+		po := &st.ops[op.src]
 		pform, pmask, poff, plen = po.form, po.mask, po.off, po.n
 	}
-	o.stamp = st.stamp
+	c := int(op.chain)
+	hc := &st.rs.hot[c]
 	ref := st.rs.noFilter
 	if !ref && pmask&hc.trig == 0 {
-		*o = chainOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask, same: true}
+		*o = opOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask}
 		return src
 	}
-	// The same transform of the same bytes under another chain (remove_ws
-	// after different no-op decodings) is computed once per value.
+	// The same transform of the same bytes by another op (remove_ws after
+	// different decodings that changed nothing) is computed once per value.
 	if !ref {
 		if st.memoStamp != st.stamp {
 			st.memo, st.memoStamp = st.memo[:0], st.stamp
 		}
 		for _, m := range st.memo {
 			if m.src == poff && m.tid == hc.tid {
-				*o = st.co[m.chain]
+				*o = st.ops[m.op]
 				return st.bytesOf(o, raw)
 			}
 		}
-		st.memo = append(st.memo, memoEntry{src: poff, chain: int32(c), tid: hc.tid})
+		st.memo = append(st.memo, memoEntry{src: poff, op: int32(i), tid: hc.tid})
 	}
 	ch := &st.rs.chains[c]
 	off := len(st.tbuf)
@@ -234,11 +237,12 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 		st.tbuf = ch.fn(st.tbuf, src)
 	}
 	out := st.tbuf[off:]
+	o.stamp = st.stamp
 	switch {
 	case !ran, bytes.Equal(out, src):
-		// Unchanged: share the parent's bytes and form.
+		// Unchanged: share the source's bytes and form.
 		st.tbuf = st.tbuf[:off]
-		*o = chainOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask, same: true}
+		*o = opOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask}
 		return src
 	case len(out) == len(src) && hc.lower:
 		// Equal up to ASCII case: the case-folding prefilter sees no difference.
@@ -250,39 +254,43 @@ func (st *evalState) transformed(c int, raw []byte) []byte {
 		st.formAC[st.nforms] = ch.ac
 		st.nforms++
 	}
-	o.same, o.off, o.n = false, int32(off), int32(len(out))
+	o.off, o.n = int32(off), int32(len(out))
 	return out
 }
 
-// bytesOf returns the bytes of a computed chain output.
-func (st *evalState) bytesOf(o *chainOut, raw []byte) []byte {
+// bytesOf returns the bytes of a computed op output.
+func (st *evalState) bytesOf(o *opOut, raw []byte) []byte {
 	if o.off < 0 {
 		return raw
 	}
 	return st.tbuf[o.off : o.off+o.n]
 }
 
-// same reports whether chain c's output is its parent's, byte for byte
-// (after transformed(c) ran).
-func (st *evalState) same(c int) bool {
-	return st.identity(c) || st.co[c].same
+// where returns where chain c's output is (-1: the raw value; else its tbuf
+// offset; after transformed(c) ran): two chains with the same place have
+// the same bytes.
+func (st *evalState) where(c int) int32 {
+	if i := st.plan.chainOp[c]; i >= 0 {
+		return st.ops[i].off
+	}
+	return -1
 }
 
 // form returns the prefilter form of chain c (after transformed(c) ran).
 func (st *evalState) form(c int) int32 {
-	if st.identity(c) {
-		return 0
+	if i := st.plan.chainOp[c]; i >= 0 {
+		return st.ops[i].form
 	}
-	return st.co[c].form
+	return 0
 }
 
 // mask returns the byte classes of chain c's output (after transformed(c)
 // ran).
 func (st *evalState) mask(c int) uint32 {
-	if st.identity(c) {
-		return st.rawMask
+	if i := st.plan.chainOp[c]; i >= 0 {
+		return st.ops[i].mask
 	}
-	return st.co[c].mask
+	return st.rawMask
 }
 
 // triggers adds to cand the rules triggered by the keys found in form f,
@@ -399,7 +407,7 @@ func (st *evalState) inspect(v *value) {
 	st.ac = rs.slotAC[v.slot]
 	st.stamp++
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
-		clear(st.co)
+		clear(st.ops)
 		clear(st.formStamp)
 		clear(st.formFull)
 		st.maskStamp, st.memoStamp = 0, 0
@@ -408,6 +416,7 @@ func (st *evalState) inspect(v *value) {
 	st.tbuf = st.tbuf[:0]
 	st.nforms = 1
 	st.rawMask, st.maskStamp = classMask(v.data), st.stamp
+	plan := st.planFor()
 	cand := st.cand
 	if rs.noFilter {
 		copy(cand, zr)
@@ -417,9 +426,9 @@ func (st *evalState) inspect(v *value) {
 		copy(cand, rs.zoneAlways[pi][v.slot])
 		st.triggers(0, v.data)
 		if st.rawMask&rs.scanAny[v.slot] != 0 {
-			for _, c := range st.scanPlan(v.slot) {
-				data := st.transformed(int(c), v.data)
-				st.triggers(st.co[c].form, data)
+			for _, i := range rs.scanList(plan, v.slot) {
+				data := st.output(i, v.data)
+				st.triggers(st.ops[i].form, data)
 			}
 		}
 		for i := range cand {
@@ -474,8 +483,8 @@ func (st *evalState) inspectRule(r *Rule, v *value) {
 	}
 	for k, c := range r.chains {
 		data := st.transformed(c, v.data)
-		if k > 0 && c != 0 && st.same(c) && r.chains[k-1] == rs.chains[c].parent {
-			continue // same bytes as the chain just tried
+		if k > 0 && st.where(c) == st.where(r.chains[k-1]) {
+			continue // the bytes the chain just tried
 		}
 		if !rs.noFilter {
 			if r.pf && !st.admits(r, c, data) {

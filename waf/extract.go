@@ -132,26 +132,36 @@ func (st *evalState) formDecode(b []byte) []byte {
 		return b
 	}
 	off := len(st.vbuf)
+	st.vbuf = append(st.vbuf, b...) // room for the decoded bytes, never longer
+	out := st.vbuf[off:]
+	w := 0
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		switch {
-		case c == '+':
-			st.vbuf = append(st.vbuf, ' ')
-		case c == '%' && i+2 < len(b):
+		if c == '%' && i+2 < len(b) {
 			h, ok1 := unhex(b[i+1])
 			l, ok2 := unhex(b[i+2])
 			if ok1 && ok2 {
-				st.vbuf = append(st.vbuf, h<<4|l)
+				c = h<<4 | l
 				i += 2
-			} else {
-				st.vbuf = append(st.vbuf, c)
 			}
-		default:
-			st.vbuf = append(st.vbuf, c)
+		} else {
+			c = plusSpace[c]
 		}
+		out[w] = c
+		w++
 	}
-	return st.vbuf[off:len(st.vbuf):len(st.vbuf)]
+	st.vbuf = st.vbuf[:off+w]
+	return st.vbuf[off : off+w : off+w]
 }
+
+// plusSpace maps '+' to a space and every other byte to itself.
+var plusSpace = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	t['+'] = ' '
+	return t
+}()
 
 // parseCookies splits a Cookie header into names and values.
 func (st *evalState) parseCookies(b []byte) {

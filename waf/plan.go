@@ -1,89 +1,142 @@
 package waf
 
-// Scan plans. A value's byte classes decide which of its slot's scan chains
-// can change it, and which of those compute the same thing: a transform none
-// of whose trigger classes can be present in its input returns the input, so
-// a chain is, for the value, the list of its steps that might act — found by
-// following an upper bound of the classes present through the chain (each
-// transform's drops and adds, transformGate) — and chains with the same list produce the same bytes. The
-// plan of a (slot, classes) pair is one chain per distinct list, in the
-// slot's order (parents first): inspect scans those forms only, instead of
-// walking every chain to find that most give a form it has already scanned.
-// Skipping a chain whose list repeats an earlier one's is exact: its form is
-// the earlier chain's, already scanned.
+// Value plans. A value's byte classes decide which steps of the transform
+// chains can change it: a transform none of whose trigger classes can be in
+// its input returns the input. Following an upper bound of the classes
+// present through each chain (each transform's drops and adds,
+// transformGate), a plan maps every chain to the op that computes its output
+// for such a value: an op applies one transform to another op's output (or
+// to the raw value), and a chain whose steps cannot act maps to its nearest
+// step that can, or to the raw value itself. Chains applying the same
+// transform to the same op share it. So a value's transforms are computed
+// once per op, without walking the steps that cannot act, and the scan
+// visits each op's form once: the slot's scan list names the ops whose forms
+// inspect scans — an op that can only fold case (lowercase, or cmdline on a
+// value whose only trigger is an upper-case letter) has its input's form,
+// since the scan folds case. All of it is exact: a step is skipped only when
+// its output is known to be its input.
 
 // maxPlans bounds the plans an evalState keeps (it starts again when full).
 const maxPlans = 1024
 
-// scanPlan returns the chains inspect scans for a value of slot sl whose
-// byte classes are st.rawMask.
-func (st *evalState) scanPlan(sl slot) []int32 {
-	k := uint64(sl)<<32 | uint64(st.rawMask)
-	if p, ok := st.plans[k]; ok {
-		return p
+// A valuePlan is what the values with one set of byte classes need.
+type valuePlan struct {
+	ops     []planOp
+	chainOp []int16 // per chain: the op whose output is the chain's; -1: the raw value
+	// scan is, per slot (computed on first use, scanned[slot]), the ops
+	// whose forms inspect scans.
+	scan    [numSlots][]int16
+	scanned [numSlots]bool
+}
+
+// planOp applies the last transform of chain to the output of op src (-1:
+// the raw value).
+type planOp struct {
+	chain int32
+	src   int16
+	fold  bool // it can only fold its input's case: its form is src's
+}
+
+// planFor returns the plan for the current value's byte classes
+// (st.rawMask).
+func (st *evalState) planFor() *valuePlan {
+	if st.rs.noFilter {
+		if st.refPlan == nil {
+			st.refPlan = st.rs.buildPlan(clsAny, true)
+		}
+		st.plan = st.refPlan
+		return st.plan
 	}
-	if st.plans == nil || len(st.plans) >= maxPlans {
-		st.plans = make(map[uint64][]int32)
+	m := st.rawMask
+	slot := &st.planCache[(m*0x9E3779B1)>>(32-planCacheBits)]
+	if slot.p != nil && slot.mask == m {
+		st.plan = slot.p
+		return slot.p
 	}
-	p := st.rs.planFor(sl, st.rawMask)
-	st.plans[k] = p
+	p, ok := st.plans[m]
+	if !ok {
+		if st.plans == nil || len(st.plans) >= maxPlans {
+			st.plans = make(map[uint32]*valuePlan)
+			st.planCache = [1 << planCacheBits]planSlot{}
+		}
+		p = st.rs.buildPlan(m, false)
+		st.plans[m] = p
+	}
+	*slot = planSlot{m, p}
+	st.plan = p
 	return p
 }
 
-// planFor computes the scan plan of slot sl for byte classes m.
-func (rs *RuleSet) planFor(sl slot, m uint32) []int32 {
-	plan := []int32{}
-	var seen []string
-	var key []byte
-	for i, c := range rs.scanChains[sl] {
-		if m&rs.scanPath[sl][i] == 0 {
-			continue // the raw value itself
-		}
-		key = rs.actingSteps(key[:0], c, m)
-		if len(key) == 0 {
-			continue // the raw value's form, scanned already
-		}
-		dup := false
-		for _, s := range seen {
-			if s == string(key) {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			seen = append(seen, string(key))
-			plan = append(plan, int32(c))
-		}
-	}
-	return plan
+// planCacheBits sizes the direct-mapped cache in front of evalState.plans:
+// a request's values have a handful of byte-class sets, found here without
+// hashing.
+const planCacheBits = 6
+
+type planSlot struct {
+	mask uint32
+	p    *valuePlan
 }
 
-// actingSteps appends to key the transform numbers of the steps of chain c
-// that might change their input for a value with byte classes m, less the
-// trailing ones that could only fold its case.
-func (rs *RuleSet) actingSteps(key []byte, c int, m uint32) []byte {
-	var path [32]int
-	n := 0
-	for s := c; s > 0 && n < len(path); s = rs.chains[s].parent {
-		path[n] = s
-		n++
+// buildPlan computes the plan for values whose byte classes are m; ref
+// (the reference evaluation) runs every step of every chain.
+func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
+	p := &valuePlan{chainOp: make([]int16, len(rs.chains))}
+	type key struct {
+		src int16
+		tid int32
 	}
-	start := len(key)
-	acts := start // key's length up to the last step that might do more than fold case
-	for i := n - 1; i >= 0; i-- {
-		ch := &rs.chains[path[i]]
-		if m&ch.trig == 0 {
-			continue // cannot act: its input passes unchanged
+	ops := map[key]int16{}
+	var bound []uint32 // per op: an upper bound of its output's classes
+	p.chainOp[0] = -1
+	for c := 1; c < len(rs.chains); c++ { // a chain's parent comes before it
+		ch := &rs.chains[c]
+		src := p.chainOp[ch.parent]
+		in := m
+		if src >= 0 {
+			in = bound[src]
 		}
-		key = append(key, byte(ch.tid), byte(ch.tid>>8))
-		if m&ch.trig&^ch.fold == 0 {
-			m &^= clsUpper // it can only lower-case its input
+		if !ref && in&ch.trig == 0 {
+			p.chainOp[c] = src // cannot act: its input passes unchanged
 			continue
 		}
-		acts = len(key)
-		m = m&^ch.drops | ch.adds
+		k := key{src, ch.tid}
+		if i, ok := ops[k]; ok {
+			p.chainOp[c] = i
+			continue
+		}
+		fold := !ref && in&ch.trig&^ch.fold == 0
+		out := in&^ch.drops | ch.adds
+		if fold {
+			out = in &^ clsUpper
+		}
+		i := int16(len(p.ops))
+		p.ops = append(p.ops, planOp{chain: int32(c), src: src, fold: fold})
+		bound = append(bound, out)
+		ops[k] = i
+		p.chainOp[c] = i
 	}
-	// Steps after the last that might act otherwise only fold case: the
-	// chain's form (the scan folds case) is that step's.
-	return key[:acts]
+	return p
+}
+
+// scanList returns the ops whose forms inspect scans for a value of slot
+// sl: one per distinct form its scan chains can give.
+func (rs *RuleSet) scanList(p *valuePlan, sl slot) []int16 {
+	if p.scanned[sl] {
+		return p.scan[sl]
+	}
+	list := []int16{}
+	seen := make([]bool, len(p.ops))
+	for _, c := range rs.scanChains[sl] {
+		op := p.chainOp[c]
+		for op >= 0 && p.ops[op].fold {
+			op = p.ops[op].src // its form is its input's
+		}
+		if op < 0 || seen[op] {
+			continue // the raw value's form, or one listed already
+		}
+		seen[op] = true
+		list = append(list, op)
+	}
+	p.scan[sl], p.scanned[sl] = list, true
+	return list
 }
