@@ -48,11 +48,13 @@ var requestDetectors = map[string]bool{
 	"body_without_type": true, "missing_user_agent": true, "body_on_get": true, "graphql_batch": true,
 }
 
+// headerCount returns how many headers are named name (lower-case ASCII;
+// header names are tokens, ASCII only) and the last one's value.
 func headerCount(req *Request, name string) (int, string) {
 	n := 0
 	last := ""
 	for i := range req.Headers {
-		if strings.EqualFold(req.Headers[i].Name, name) {
+		if h := req.Headers[i].Name; len(h) == len(name) && equalFoldBS(bytesOf(h), name) {
 			n++
 			last = req.Headers[i].Value
 		}

@@ -34,6 +34,10 @@ const (
 	// value, or two in a row — what trim, compress_ws and cmdline act on,
 	// where a lone space between words leaves them unchanged.
 	clsWSRun
+	// clsLong is not a byte either: the value is at least 8 bytes long,
+	// the shortest run base64_scan decodes. No transform lengthens a
+	// value but the decoders (adds clsAny), so none adds it otherwise.
+	clsLong
 
 	// clsAlways is set in every mask: a trigger that includes it always runs.
 	clsAlways uint32 = 1 << 31
@@ -65,8 +69,9 @@ var byteClass = func() (t [256]uint32) {
 	return t
 }()
 
-// classMask returns the union of the byte classes of b, plus clsAlways, and
-// clsWSRun when b has a space at either end or two in a row.
+// classMask returns the union of the byte classes of b, plus clsAlways,
+// clsWSRun when b has a space at either end or two in a row, and clsLong
+// when it has at least 8 bytes.
 func classMask(b []byte) uint32 {
 	m := clsAlways
 	var pairs, prev uint32 // pairs: classes of two bytes in a row
@@ -78,6 +83,9 @@ func classMask(b []byte) uint32 {
 	}
 	if pairs&clsSpace != 0 || (len(b) > 0 && (b[0] == ' ' || b[len(b)-1] == ' ')) {
 		m |= clsWSRun
+	}
+	if len(b) >= 8 {
+		m |= clsLong
 	}
 	return m
 }

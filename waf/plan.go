@@ -35,6 +35,7 @@ type planOp struct {
 	chain int32
 	src   int16
 	fold  bool // it can only fold its input's case: its form is src's
+	empty bool // its output is empty (every transform maps empty to empty)
 }
 
 // planFor returns the plan for the current value's byte classes
@@ -105,12 +106,13 @@ func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
 			continue
 		}
 		fold := !ref && in&ch.trig&^ch.fold == 0
+		empty := !ref && ((ch.empty != 0 && in&ch.empty == 0) || (src >= 0 && p.ops[src].empty))
 		out := in&^ch.drops | ch.adds
 		if fold {
 			out = in &^ clsUpper
 		}
 		i := int16(len(p.ops))
-		p.ops = append(p.ops, planOp{chain: int32(c), src: src, fold: fold})
+		p.ops = append(p.ops, planOp{chain: int32(c), src: src, fold: fold, empty: empty})
 		bound = append(bound, out)
 		ops[k] = i
 		p.chainOp[c] = i
@@ -134,9 +136,23 @@ func (rs *RuleSet) scanList(p *valuePlan, sl slot) []int16 {
 		if op < 0 || seen[op] {
 			continue // the raw value's form, or one listed already
 		}
+		if p.ops[op].empty && !rs.emptyScanTriggers(sl, int(p.ops[op].chain)) {
+			continue // an empty form whose scan finds no trigger
+		}
 		seen[op] = true
 		list = append(list, op)
 	}
 	p.scan[sl], p.scanned[sl] = list, true
 	return list
+}
+
+// emptyScanTriggers reports whether scanning an empty form that chain c's
+// transform made, for a value of slot sl, finds a trigger key (as
+// evalState.emptyTriggers does at run time).
+func (rs *RuleSet) emptyScanTriggers(sl slot, c int) bool {
+	ac := rs.chains[c].ac
+	if ac == nil {
+		ac = rs.slotAC[sl]
+	}
+	return (ac != nil && ac.emptyTrig) || (rs.acRaw != nil && rs.acRaw.emptyTrig)
 }

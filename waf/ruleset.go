@@ -80,6 +80,7 @@ type chain struct {
 	drops  uint32     // classes fn's output never has
 	adds   uint32     // classes fn's output may have that its input lacks
 	fold   uint32     // trigger classes that only make fn fold case
+	empty  uint32     // classes without which fn's output is empty
 	ac     *acMatcher // scans the chain's new forms (nil: the shared one)
 	path   uint32     // trig of every transform of the chain
 	name   string
@@ -196,7 +197,7 @@ func (rs *RuleSet) intern(parent int, name string) int {
 	}
 	g := transformGate[name]
 	rs.chains = append(rs.chains, chain{parent: parent, fn: transforms[name], name: name, names: names, tid: tid,
-		lower: name == "lowercase", need: g.need, trig: g.trig, drops: g.drops, adds: g.adds, fold: g.fold, path: rs.chains[parent].path | g.trig})
+		lower: name == "lowercase", need: g.need, trig: g.trig, drops: g.drops, adds: g.adds, fold: g.fold, empty: g.empty, path: rs.chains[parent].path | g.trig})
 	return len(rs.chains) - 1
 }
 

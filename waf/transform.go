@@ -19,30 +19,32 @@ type transformFunc func(dst, src []byte) []byte
 // byte); scan plans follow that bound through chains. fold: trigger classes
 // that only make the transform fold case — an input whose trigger classes
 // are all in fold comes out lower-cased and otherwise unchanged. FuzzTransformGate
-// checks all of it against the transforms.
+// checks all of it against the transforms. empty: classes without which
+// the transform's output is empty (0: none such).
 var transformGate = map[string]struct {
 	trig        uint32
 	need        func([]byte) bool
 	drops, adds uint32
 	fold        uint32
+	empty       uint32
 }{
-	"url_decode":       {clsPercent, nil, 0, clsAny, 0},
-	"url_decode_once":  {clsPercent, nil, 0, clsAny, 0},
-	"html_entity":      {clsAmp, nil, 0, clsAny, 0},
-	"js_decode":        {clsBackslash, nil, 0, clsAny, 0},
-	"lowercase":        {clsUpper, nil, clsUpper, 0, clsUpper},
-	"compress_ws":      {clsWSRun | clsCtlWS | clsNUL, needCompressWS, 0, clsSpace | clsWSRun, 0},
-	"remove_ws":        {clsSpace | clsCtlWS, nil, clsSpace | clsCtlWS | clsWSRun, 0, 0},
-	"remove_nulls":     {clsNUL, nil, clsNUL, clsWSRun, 0},
-	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments, 0, clsAny, 0},
-	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, needPathNormalize, 0, clsAny, 0},
-	"base64_decode":    {clsAlways, nil, 0, clsAny, 0},
-	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsWSRun | clsCtlWS, needCmdLine, 0, clsAny, clsUpper},
-	"remove_quotes":    {clsQuote, nil, clsQuote, clsWSRun, 0},
-	"utf8_overlong":    {clsHigh, nil, 0, clsAny, 0},
-	"trim":             {clsWSRun | clsCtlWS, needTrim, 0, 0, 0},
-	"remove_backslash": {clsBackslash, nil, clsBackslash, clsWSRun, 0},
-	"base64_scan":      {clsAlways, nil, 0, clsAny, 0},
+	"url_decode":       {clsPercent, nil, 0, clsAny, 0, 0},
+	"url_decode_once":  {clsPercent, nil, 0, clsAny, 0, 0},
+	"html_entity":      {clsAmp, nil, 0, clsAny, 0, 0},
+	"js_decode":        {clsBackslash, nil, 0, clsAny, 0, 0},
+	"lowercase":        {clsUpper, nil, clsUpper, 0, clsUpper, 0},
+	"compress_ws":      {clsWSRun | clsCtlWS | clsNUL, needCompressWS, 0, clsSpace | clsWSRun, 0, 0},
+	"remove_ws":        {clsSpace | clsCtlWS, nil, clsSpace | clsCtlWS | clsWSRun, 0, 0, 0},
+	"remove_nulls":     {clsNUL, nil, clsNUL, clsWSRun, 0, 0},
+	"sql_comments":     {clsHash | clsSlash | clsStar | clsDash, needSQLComments, 0, clsAny, 0, 0},
+	"path_normalize":   {clsBackslash | clsSlash | clsDot | clsHigh, needPathNormalize, 0, clsAny, 0, 0},
+	"base64_decode":    {clsAlways, nil, 0, clsAny, 0, 0},
+	"cmdline":          {clsBackslash | clsQuote | clsCaret | clsComma | clsLParen | clsUpper | clsWSRun | clsCtlWS, needCmdLine, 0, clsAny, clsUpper, 0},
+	"remove_quotes":    {clsQuote, nil, clsQuote, clsWSRun, 0, 0},
+	"utf8_overlong":    {clsHigh, nil, 0, clsAny, 0, 0},
+	"trim":             {clsWSRun | clsCtlWS, needTrim, 0, 0, 0, 0},
+	"remove_backslash": {clsBackslash, nil, clsBackslash, clsWSRun, 0, 0},
+	"base64_scan":      {clsAlways, nil, 0, clsAny, 0, clsLong},
 }
 
 func needSQLComments(b []byte) bool {

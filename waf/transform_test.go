@@ -122,6 +122,9 @@ func FuzzTransformGate(f *testing.F) {
 			if bound := classMask(in)&^g.drops | g.adds; classMask(out)&^bound != 0 {
 				t.Fatalf("%s: %q -> %q has classes %#x outside the bound %#x (drops, adds)", name, in, out, classMask(out), bound)
 			}
+			if g.empty != 0 && classMask(in)&g.empty == 0 && len(out) > 0 {
+				t.Fatalf("%s: gate said empty but %q -> %q", name, in, out)
+			}
 			if m := classMask(in); m&g.trig != 0 && m&g.trig&^g.fold == 0 {
 				if !bytes.Equal(out, lowercase(nil, in)) {
 					t.Fatalf("%s: gate said case folding only but %q -> %q", name, in, out)
