@@ -9,9 +9,11 @@
 // Policy.BodyLimitBytes of the body prefix it is given and never changes what
 // the backend receives.
 //
-// Every rule's transform chain is interned at load time; per request each
-// (value, chain) result is computed at most once and shared by all rules that
-// need it. A value's slot (its zone; for headers, "structural" for plumbing
+// Every rule's transform chain is interned at load time. Per value, a plan
+// for its byte classes (plan.go) maps each chain to the op computing its
+// output — skipping the steps that cannot change it, sharing ops between
+// chains applying the same transform to the same input — so each op is
+// computed at most once per value and shared by all rules that need it. A value's slot (its zone; for headers, "structural" for plumbing
 // the "inputs" group skips and "custom" for an application's own, which
 // "custom_headers" reads) selects, precomputed at load, the rules that may
 // inspect it, the chains they use and the automaton to scan with.
