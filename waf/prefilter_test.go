@@ -109,8 +109,10 @@ next:
 	return false
 }
 
-// FuzzPrefilter is the differential target: evaluation with the prefilter
-// must give exactly the verdict of evaluation without it — and so must
+// FuzzPrefilter is the differential target: every chain's output through
+// a value's plan must be the chain's transforms applied one by one, and
+// evaluation with the prefilter must give exactly the verdict of
+// evaluation without it — and so must
 // evaluation with a header memo that every input before has filled (small,
 // so it also evicts), at paranoia 4 and at 1.
 func FuzzPrefilter(f *testing.F) {
@@ -150,6 +152,8 @@ func FuzzPrefilter(f *testing.F) {
 			r.Body = []byte(`{"a":` + quoteJSON(val) + `}`)
 			return r
 		}
+		checkPlanOutputs(t, rs, []byte(val))
+		checkPlanOutputs(t, rs, []byte(hdr))
 		a := rs.Evaluate(mk(), p)
 		b := plain.Evaluate(mk(), p)
 		if ids(a) != ids(b) || a.Score != b.Score {
