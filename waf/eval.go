@@ -36,7 +36,6 @@ type evalState struct {
 	maskStamp uint32 // stamp for which rawMask was computed
 	plan      *valuePlan
 	refPlan   *valuePlan
-	plans     map[uint32]*valuePlan // by byte classes
 	planCache [1 << planCacheBits]planSlot
 	tbuf      []byte
 	ops       []opOut // per op of plan: its output for the current value
@@ -426,7 +425,7 @@ func (st *evalState) inspect(v *value) {
 		copy(cand, rs.zoneAlways[pi][v.slot])
 		st.triggers(0, v.data)
 		if st.rawMask&rs.scanAny[v.slot] != 0 {
-			for _, i := range rs.scanList(plan, v.slot) {
+			for _, i := range plan.scan[v.slot] {
 				data := st.output(i, v.data)
 				st.triggers(st.ops[i].form, data)
 			}

@@ -16,17 +16,20 @@ package waf
 // since the scan folds case. All of it is exact: a step is skipped only when
 // its output is known to be its input.
 
-// maxPlans bounds the plans an evalState keeps (it starts again when full).
+// maxPlans bounds the plans a RuleSet keeps. A value whose byte classes
+// find no plan once that many are built gets the plan for every class
+// (anyPlan): exact for any value, only slower. So values crafted to have a
+// new combination of classes each cost at most maxPlans plan builds, and
+// the plans at most a few megabytes, per rule set.
 const maxPlans = 1024
 
-// A valuePlan is what the values with one set of byte classes need.
+// A valuePlan is what the values with one set of byte classes need. It is
+// immutable once built and shared by every evaluation of its RuleSet.
 type valuePlan struct {
 	ops     []planOp
 	chainOp []int16 // per chain: the op whose output is the chain's; -1: the raw value
-	// scan is, per slot (computed on first use, scanned[slot]), the ops
-	// whose forms inspect scans.
-	scan    [numSlots][]int16
-	scanned [numSlots]bool
+	// scan is, per slot, the ops whose forms inspect scans.
+	scan [numSlots][]int16
 }
 
 // planOp applies the last transform of chain to the output of op src (-1:
@@ -39,7 +42,8 @@ type planOp struct {
 }
 
 // planFor returns the plan for the current value's byte classes
-// (st.rawMask).
+// (st.rawMask), from the evalState's direct-mapped cache or the RuleSet's
+// plans.
 func (st *evalState) planFor() *valuePlan {
 	if st.rs.noFilter {
 		if st.refPlan == nil {
@@ -50,27 +54,42 @@ func (st *evalState) planFor() *valuePlan {
 	}
 	m := st.rawMask
 	slot := &st.planCache[(m*0x9E3779B1)>>(32-planCacheBits)]
-	if slot.p != nil && slot.mask == m {
-		st.plan = slot.p
-		return slot.p
+	if slot.p == nil || slot.mask != m {
+		*slot = planSlot{m, st.rs.sharedPlan(m)}
 	}
-	p, ok := st.plans[m]
-	if !ok {
-		if st.plans == nil || len(st.plans) >= maxPlans {
-			st.plans = make(map[uint32]*valuePlan)
-			st.planCache = [1 << planCacheBits]planSlot{}
-		}
-		p = st.rs.buildPlan(m, false)
-		st.plans[m] = p
+	st.plan = slot.p
+	return slot.p
+}
+
+// sharedPlan returns the RuleSet's plan for byte classes m, building it
+// the first time (anyPlan once maxPlans are built).
+func (rs *RuleSet) sharedPlan(m uint32) *valuePlan {
+	rs.plansMu.RLock()
+	p := rs.plans[m]
+	rs.plansMu.RUnlock()
+	if p != nil {
+		return p
 	}
-	*slot = planSlot{m, p}
-	st.plan = p
+	rs.plansMu.Lock()
+	defer rs.plansMu.Unlock()
+	if p = rs.plans[m]; p != nil {
+		return p
+	}
+	if rs.plans == nil {
+		rs.plans = make(map[uint32]*valuePlan)
+		rs.anyPlan = rs.buildPlan(clsAny, false)
+	}
+	if len(rs.plans) >= maxPlans {
+		return rs.anyPlan
+	}
+	p = rs.buildPlan(m, false)
+	rs.plans[m] = p
 	return p
 }
 
-// planCacheBits sizes the direct-mapped cache in front of evalState.plans:
-// a request's values have a handful of byte-class sets, found here without
-// hashing.
+// planCacheBits sizes the direct-mapped cache in front of the RuleSet's
+// plans: a request's values have a handful of byte-class sets, found here
+// without a lock or a hash.
 const planCacheBits = 6
 
 type planSlot struct {
@@ -82,11 +101,13 @@ type planSlot struct {
 // (the reference evaluation) runs every step of every chain.
 func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
 	p := &valuePlan{chainOp: make([]int16, len(rs.chains))}
-	type key struct {
-		src int16
-		tid int32
+	// ops[(src+1)*ntid + tid]: the op applying transform tid to op src, +1
+	// (0: none yet). No more ops than chains.
+	ntid := 0
+	for c := range rs.chains {
+		ntid = max(ntid, int(rs.chains[c].tid)+1)
 	}
-	ops := map[key]int16{}
+	ops := make([]int16, len(rs.chains)*ntid)
 	var bound []uint32 // per op: an upper bound of its output's classes
 	p.chainOp[0] = -1
 	for c := 1; c < len(rs.chains); c++ { // a chain's parent comes before it
@@ -100,9 +121,9 @@ func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
 			p.chainOp[c] = src // cannot act: its input passes unchanged
 			continue
 		}
-		k := key{src, ch.tid}
-		if i, ok := ops[k]; ok {
-			p.chainOp[c] = i
+		k := (int(src)+1)*ntid + int(ch.tid)
+		if i := ops[k]; i > 0 {
+			p.chainOp[c] = i - 1
 			continue
 		}
 		fold := !ref && in&ch.trig&^ch.fold == 0
@@ -114,20 +135,24 @@ func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
 		i := int16(len(p.ops))
 		p.ops = append(p.ops, planOp{chain: int32(c), src: src, fold: fold, empty: empty})
 		bound = append(bound, out)
-		ops[k] = i
+		ops[k] = i + 1
 		p.chainOp[c] = i
+	}
+	seen := make([]bool, len(p.ops))
+	for sl := range p.scan {
+		if m&rs.scanAny[sl] != 0 {
+			p.scan[sl] = rs.scanList(p, slot(sl), seen)
+		}
 	}
 	return p
 }
 
 // scanList returns the ops whose forms inspect scans for a value of slot
-// sl: one per distinct form its scan chains can give.
-func (rs *RuleSet) scanList(p *valuePlan, sl slot) []int16 {
-	if p.scanned[sl] {
-		return p.scan[sl]
-	}
-	list := []int16{}
-	seen := make([]bool, len(p.ops))
+// sl: one per distinct form its scan chains can give. seen is scratch, one
+// entry per op.
+func (rs *RuleSet) scanList(p *valuePlan, sl slot, seen []bool) []int16 {
+	clear(seen)
+	var list []int16
 	for _, c := range rs.scanChains[sl] {
 		op := p.chainOp[c]
 		for op >= 0 && p.ops[op].fold {
@@ -142,7 +167,6 @@ func (rs *RuleSet) scanList(p *valuePlan, sl slot) []int16 {
 		seen[op] = true
 		list = append(list, op)
 	}
-	p.scan[sl], p.scanned[sl] = list, true
 	return list
 }
 

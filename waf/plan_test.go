@@ -50,7 +50,7 @@ func TestValuePlanScanList(t *testing.T) {
 	st.rawMask, st.maskStamp = classMask(v), st.stamp
 	p := st.planFor()
 	var got []string
-	for _, i := range rs.scanList(p, zoneForm) {
+	for _, i := range p.scan[zoneForm] {
 		names := rs.chains[p.ops[i].chain].names
 		last := names[len(names)-1]
 		if data := st.output(i, v); len(data) == 0 {
@@ -65,9 +65,39 @@ func TestValuePlanScanList(t *testing.T) {
 	st.stamp++
 	short := []byte("Abc def")
 	st.rawMask, st.maskStamp = classMask(short), st.stamp
-	for _, i := range rs.scanList(st.planFor(), zoneForm) {
+	for _, i := range st.planFor().scan[zoneForm] {
 		if names := rs.chains[st.plan.ops[i].chain].names; names[0] == "base64_scan" {
 			t.Fatalf("a 7-byte value scans the base64_scan form %v", names)
 		}
+	}
+}
+
+// BenchmarkBuildPlan is the cost of a plan for a set of byte classes not
+// seen before, scan lists included: what a value with a new combination of
+// byte classes costs once per rule set (at most maxPlans times).
+func BenchmarkBuildPlan(b *testing.B) {
+	rs := loadRules(b)
+	m := classMask([]byte("Some <ordinary> text, value (number) 4%2f"))
+	b.ReportAllocs()
+	for b.Loop() {
+		rs.buildPlan(m, false)
+	}
+}
+
+// TestPlansBounded: past maxPlans sets of byte classes, values get the plan
+// for every class, which still gives every chain's exact output.
+func TestPlansBounded(t *testing.T) {
+	rs := loadRules(t)
+	for m := uint32(0); len(rs.plans) < maxPlans; m++ {
+		rs.sharedPlan(clsAlways | m)
+	}
+	if p := rs.sharedPlan(clsAlways | clsWSRun | clsLong | clsHigh | clsNUL); p != rs.anyPlan {
+		t.Fatal("a plan was built past maxPlans")
+	}
+	if len(rs.plans) != maxPlans {
+		t.Fatalf("%d plans kept, limit %d", len(rs.plans), maxPlans)
+	}
+	for _, v := range []string{"Some ordinary text value number 4", "%2e%2e%2f\x41 <a>", "\xc0\xae  x ", ""} {
+		checkPlanOutputs(t, rs, []byte(v))
 	}
 }

@@ -62,6 +62,11 @@ type RuleSet struct {
 	id       uint64 // this rule set's number (ruleSetIDs), in header memo keys
 	noFilter bool
 	pool     sync.Pool
+	// plans are the value plans built so far (plan.go), by byte classes,
+	// at most maxPlans; anyPlan serves the classes past that.
+	plansMu sync.RWMutex
+	plans   map[uint32]*valuePlan
+	anyPlan *valuePlan
 }
 
 // maxKeyLen bounds the length of a prefilter literal.
