@@ -573,6 +573,9 @@ func base64Scan(dst, src []byte) []byte {
 // gets one bit per byte (text or not), and four ones in a row anywhere mark
 // the alignment; nothing in the loop branches on the data.
 func textAlignments(run []byte) uint8 {
+	if !maybeText(run) {
+		return 0
+	}
 	var w uint64                      // the stream's latest bits, the last read lowest
 	var h0, h1, h2, h3 uint32         // per alignment: text bits, the latest lowest
 	var any0, any1, any2, any3 uint32 // per alignment: four in a row seen
@@ -608,6 +611,30 @@ func textAlignments(run []byte) uint8 {
 	}
 	nz := func(x uint32) uint8 { return uint8((uint64(x) + 0xFFFFFFFF) >> 32) }
 	return nz(any0) | nz(any1)<<1 | nz(any2)<<2 | nz(any3)<<3
+}
+
+// maybeText reports whether some alignment's decoding of run, a run of
+// base64 characters, has four bytes in a row with the top bit clear — what
+// four text bytes need — looking at those bits only: the byte starting at
+// shift s of the stream word (as in textAlignments) has its top bit at
+// s+7, so the 12 top bits of a block sit at even positions of w>>7, each
+// alignment's 8 apart, and a block's newest byte 8 below the next block's
+// oldest once the history moves up 24 bits a block. A cheap filter, no
+// table but base64's: most words that happen to be base64 fail it, and
+// textAlignments then decodes nothing. Bytes no alignment decodes (before
+// its first character, past the run's end) may pass it, never fail it.
+func maybeText(run []byte) bool {
+	var w, h, four uint64
+	for i := 0; i < len(run); i += 4 {
+		blk := run[i:min(i+4, len(run))]
+		for _, c := range blk {
+			w = w<<6 | uint64(b64Value[c]&63)
+		}
+		w <<= 6 * uint(4-len(blk))
+		h = h<<24 | (^w>>7)&0x555555
+		four |= h & (h >> 8) & (h >> 16) & (h >> 24)
+	}
+	return four != 0
 }
 
 // b64Valid is, for a last block of m < 4 characters, per alignment the
