@@ -54,7 +54,7 @@ func headerCount(req *Request, name string) (int, string) {
 	n := 0
 	last := ""
 	for i := range req.Headers {
-		if h := req.Headers[i].Name; len(h) == len(name) && equalFoldBS(bytesOf(h), name) {
+		if equalFoldBS(bytesOf(req.Headers[i].Name), name) {
 			n++
 			last = req.Headers[i].Value
 		}

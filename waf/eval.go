@@ -35,7 +35,6 @@ type evalState struct {
 	rawMask   uint32 // classMask of the current value
 	maskStamp uint32 // stamp for which rawMask was computed
 	plan      *valuePlan
-	refPlan   *valuePlan
 	planCache [1 << planCacheBits]planSlot
 	tbuf      []byte
 	ops       []opOut // per op of plan: its output for the current value
@@ -182,12 +181,18 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 // transformed returns the value's form under chain c, computing it once
 // per value (through the ops of the value's plan).
 func (st *evalState) transformed(c int, raw []byte) []byte {
-	if st.maskStamp != st.stamp { // a new value (inspect sets these itself)
-		st.rawMask, st.maskStamp, st.nforms = classMask(raw), st.stamp, 1
-		st.tbuf = st.tbuf[:0]
-		st.planFor()
+	if st.maskStamp != st.stamp { // a new value (inspect starts it itself)
+		st.begin(raw)
 	}
 	return st.output(st.plan.chainOp[c], raw)
+}
+
+// begin starts the current value, raw: its byte classes, its plan, empty
+// transform buffers.
+func (st *evalState) begin(raw []byte) {
+	st.rawMask, st.maskStamp, st.nforms = classMask(raw), st.stamp, 1
+	st.tbuf = st.tbuf[:0]
+	st.planFor()
 }
 
 // output returns op i's output for the current value (-1: the raw value),
@@ -412,10 +417,8 @@ func (st *evalState) inspect(v *value) {
 		st.maskStamp, st.memoStamp = 0, 0
 		st.stamp = 1
 	}
-	st.tbuf = st.tbuf[:0]
-	st.nforms = 1
-	st.rawMask, st.maskStamp = classMask(v.data), st.stamp
-	plan := st.planFor()
+	st.begin(v.data)
+	plan := st.plan
 	cand := st.cand
 	if rs.noFilter {
 		copy(cand, zr)

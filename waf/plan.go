@@ -46,10 +46,7 @@ type planOp struct {
 // plans.
 func (st *evalState) planFor() *valuePlan {
 	if st.rs.noFilter {
-		if st.refPlan == nil {
-			st.refPlan = st.rs.buildPlan(clsAny, true)
-		}
-		st.plan = st.refPlan
+		st.plan = st.rs.anyPlan // the reference plan: every step runs
 		return st.plan
 	}
 	m := st.rawMask

@@ -36,10 +36,9 @@ type RuleSet struct {
 	// keys: every chain the slot's rules use without its trailing lowercase
 	// steps, once each, in ascending order (parents first).
 	scanChains [numSlots][]int
-	// scanPath is, per slot and parallel to scanChains, the trigger classes
-	// of each chain's transforms (chainHot.path); scanAny their union.
-	scanPath [numSlots][]uint32
-	scanAny  [numSlots]uint32
+	// scanAny is, per slot, the trigger classes of the transforms of its
+	// scan chains: a value with none of them is scanned raw only.
+	scanAny [numSlots]uint32
 	// slotAC is, per slot, the compact automaton holding just the keys of
 	// the slot's rules (shared between slots with the same rules; ac itself
 	// when the slot has more than a quarter of them): fewer states to miss
@@ -63,7 +62,8 @@ type RuleSet struct {
 	noFilter bool
 	pool     sync.Pool
 	// plans are the value plans built so far (plan.go), by byte classes,
-	// at most maxPlans; anyPlan serves the classes past that.
+	// at most maxPlans; anyPlan serves the classes past that (and every
+	// value of the reference RuleSet, withoutPrefilter).
 	plansMu sync.RWMutex
 	plans   map[uint32]*valuePlan
 	anyPlan *valuePlan
@@ -95,11 +95,9 @@ type chain struct {
 
 // chainHot is the part of a chain the evaluation of every value reads.
 type chainHot struct {
-	parent int32
-	trig   uint32
-	path   uint32
-	tid    int32
-	lower  bool
+	trig  uint32
+	tid   int32
+	lower bool
 }
 
 // Load parses every *.toml file in dir (sorted by name) into one RuleSet.
@@ -169,7 +167,7 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	}
 	rs.words = (len(rs.rules) + 63) / 64
 	for _, c := range rs.chains {
-		rs.hot = append(rs.hot, chainHot{parent: int32(c.parent), trig: c.trig, path: c.path, tid: c.tid, lower: c.lower})
+		rs.hot = append(rs.hot, chainHot{trig: c.trig, tid: c.tid, lower: c.lower})
 	}
 	compactPs := rs.buildPrefilters()
 	rs.buildZones(compactPs)
@@ -488,7 +486,6 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 		for c, ok := range scan {
 			if ok {
 				rs.scanChains[sl] = append(rs.scanChains[sl], c)
-				rs.scanPath[sl] = append(rs.scanPath[sl], rs.chains[c].path)
 				rs.scanAny[sl] |= rs.chains[c].path
 			}
 		}
@@ -551,8 +548,10 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 // withoutPrefilter returns a copy of rs that runs every matcher (the
 // reference for the differential prefilter test).
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
-	return &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
+	ref := &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanPath: rs.scanPath, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
+		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
 		maxStates: rs.maxStates, noFilter: true}
+	ref.anyPlan = ref.buildPlan(clsAny, true) // every step of every chain
+	return ref
 }

@@ -580,12 +580,8 @@ func textAlignments(run []byte) uint8 {
 	var h0, h1, h2, h3 uint32         // per alignment: text bits, the latest lowest
 	var any0, any1, any2, any3 uint32 // per alignment: four in a row seen
 	for i := 0; i < len(run); i += 4 {
-		blk := run[i:min(i+4, len(run))]
-		m := len(blk)
-		for _, c := range blk {
-			w = w<<6 | uint64(b64Value[c]&63)
-		}
-		w <<= 6 * uint(4-m) // a short last block: zero characters after it
+		m := min(4, len(run)-i)
+		w = b64Block(w, run[i:i+m])
 		// Relative to the block's start r, the bytes ending in it start at
 		// r = -6, -4, …, 16, at shift 16-r in w; r ≡ 0, 6, 4, 2 (mod 8) are
 		// alignments 0, 1, 2, 3.
@@ -626,15 +622,21 @@ func textAlignments(run []byte) uint8 {
 func maybeText(run []byte) bool {
 	var w, h, four uint64
 	for i := 0; i < len(run); i += 4 {
-		blk := run[i:min(i+4, len(run))]
-		for _, c := range blk {
-			w = w<<6 | uint64(b64Value[c]&63)
-		}
-		w <<= 6 * uint(4-len(blk))
+		w = b64Block(w, run[i:min(i+4, len(run))])
 		h = h<<24 | (^w>>7)&0x555555
 		four |= h & (h >> 8) & (h >> 16) & (h >> 24)
 	}
 	return four != 0
+}
+
+// b64Block returns the stream word w with block, at most four base64
+// characters, read into its low 24 bits (6 each; a short last block as if
+// zero characters followed it).
+func b64Block(w uint64, block []byte) uint64 {
+	for _, c := range block {
+		w = w<<6 | uint64(b64Value[c]&63)
+	}
+	return w << (6 * uint(4-len(block)))
 }
 
 // b64Valid is, for a last block of m < 4 characters, per alignment the
@@ -653,13 +655,12 @@ var b64Valid = func() (v [4][4]uint32) {
 	return v
 }()
 
-// textBit is textByte as 0 or 1.
+// textBit is 1 for printable ASCII, tab and line breaks, else 0.
 var textBit = func() (t [256]uint8) {
-	for c, ok := range textByte {
-		if ok {
-			t[c] = 1
-		}
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = 1
 	}
+	t['\t'], t['\n'], t['\r'] = 1, 1, 1
 	return t
 }()
 
@@ -672,12 +673,12 @@ const minB64Text = 4
 // src, followed by '\n'.
 func keepText(dst, src []byte) []byte {
 	for i := 0; i < len(src); {
-		if !textByte[src[i]] {
+		if textBit[src[i]] == 0 {
 			i++
 			continue
 		}
 		j := i
-		for j < len(src) && textByte[src[j]] {
+		for j < len(src) && textBit[src[j]] != 0 {
 			j++
 		}
 		run := src[i:j]
@@ -689,15 +690,6 @@ func keepText(dst, src []byte) []byte {
 	}
 	return dst
 }
-
-// textByte marks printable ASCII, tab and line breaks.
-var textByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = true
-	}
-	t['\t'], t['\n'], t['\r'] = true, true, true
-	return t
-}()
 
 // b64Value maps a byte of either base64 alphabet (standard and URL-safe)
 // to its 6-bit value, and every other byte to -1.
