@@ -46,8 +46,6 @@ type evalState struct {
 	formAC    []*acMatcher // per form: the automaton of its creating transform (nil: the slot's)
 	ac        *acMatcher   // the current value's slot automaton
 	stamp     uint32
-	seen      []uint32 // per automaton state (ac, then acRaw): scan stamp
-	scanStamp uint32
 
 	memo      []memoEntry // transforms computed for the current value
 	memoStamp uint32
@@ -99,7 +97,6 @@ func (rs *RuleSet) getState() *evalState {
 		formFull:  make([]uint32, n),
 		formDirty: make([]uint64, n),
 		formAC:    make([]*acMatcher, n),
-		seen:      make([]uint32, rs.maxStates+rs.acRaw.states()),
 		cand:      make([]uint64, rs.words),
 		hit:       make([]uint64, rs.words),
 	}
@@ -363,21 +360,15 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 		}
 	}
 	*dirty = 0
-	st.scanStamp++
-	if st.scanStamp == 0 { // wrapped
-		clear(st.seen)
-		st.scanStamp = 1
-	}
-	n := st.rs.maxStates
-	ac, seen := st.ac, st.seen[:n]
+	ac := st.ac
 	if own := st.formAC[f]; own != nil && f != 0 {
-		ac, seen = own, nil
+		ac = own
 	}
 	if ac != nil {
-		ac.scan(data, bits, dirty, true, seen, st.scanStamp)
+		ac.scan(data, bits, dirty, true)
 	}
 	if st.rs.acRaw != nil {
-		st.rs.acRaw.scan(data, bits, dirty, false, st.seen[n:], st.scanStamp)
+		st.rs.acRaw.scan(data, bits, dirty, false)
 	}
 	return bits
 }

@@ -2,6 +2,7 @@ package waf
 
 import (
 	"sort"
+	"unsafe"
 )
 
 // acPattern is one prefilter literal (lower-case ASCII folding applies)
@@ -20,21 +21,36 @@ type acMatcher struct {
 	cclasses         [256]uint8
 	nlClass, spClass uint32
 	nclass           int
-	// tab is the scan's transition table: at state*nclass + class, the
-	// next state's row offset (state*nclass) shifted left once, with the
-	// low bit set when that state has outputs. Rows pre-multiplied keep a
-	// multiplication off the chain of dependent loads each byte waits on.
+	// tab is the scan's transition table. A state's row is nclass entries;
+	// the entry for a class is the next state's row as a byte offset in
+	// tab (state*nclass*4). A scan step is then one load at the previous
+	// load's result plus four times the class (computed off that chain):
+	// the chain of dependent loads each byte waits on holds no shift, add
+	// or multiplication.
 	tab []uint32
+	// States are numbered so that those with outputs come last: a row
+	// offset at or above emitFrom has keys to emit.
+	emitFrom uint32
 	// rowDiv turns a row offset into its state: s = off*rowDiv >> 32,
-	// exact because offsets are multiples of nclass below 2^31.
+	// exact because offsets are multiples of 4*nclass below 2^32.
 	rowDiv uint64
-	// keys[start[s]:start[s+1]] are the keys found on reaching state s.
-	keys     []uint32
-	start    []uint32
+	// outs[ostart[s-first]:ostart[s-first+1]] are the keys found on
+	// reaching state s (first: the first state with outputs), as bit masks
+	// of key words: a state's keys are few and mostly share a word.
+	outs     []keyWord
+	ostart   []uint32
+	first    int32
+	nstate   int
 	patterns int
 	// emptyTrig: scanning an empty value finds a trigger key (value
 	// boundary keys); when false an empty form triggers nothing.
 	emptyTrig bool
+}
+
+// keyWord is some keys of one word of a key bitset.
+type keyWord struct {
+	mask uint64
+	word uint32
 }
 
 // acBuild is an automaton while it is built: the transitions (state*nclass
@@ -141,48 +157,67 @@ func buildAC(ps []acPattern) *acMatcher {
 			}
 		}
 	}
-	b.renumber(order, cls)
-	m.rowDiv = (1<<32 + uint64(cls) - 1) / uint64(cls)
+	// States with outputs last (each group breadth first, the root first).
+	emitting := make([]int, 0, n)
+	numbered := append(make([]int, 0, n), 0)
+	for _, st := range order[1:] {
+		if b.hasOut[st] {
+			emitting = append(emitting, st)
+		} else {
+			numbered = append(numbered, st)
+		}
+	}
+	first := len(numbered)
+	if b.hasOut[0] { // an empty literal: every state may emit
+		first = 0
+	}
+	numbered = append(numbered, emitting...)
+	b.renumber(numbered, cls)
+	row := uint64(cls) * 4
+	if uint64(n)*row > 1<<32-1 {
+		panic("waf: prefilter automaton too large") // far beyond the catalogue's literals
+	}
+	m.nstate, m.first = n, int32(first)
+	m.emitFrom = uint32(uint64(first) * row)
+	m.rowDiv = (1<<32 + row - 1) / row
 	m.tab = make([]uint32, len(b.next))
 	for i, x := range b.next {
-		m.tab[i] = uint32(int(x)*cls) << 1
-		if b.hasOut[x] {
-			m.tab[i] |= 1
-		}
+		m.tab[i] = uint32(uint64(x) * row)
 	}
 	m.flatten(b)
 	return m
 }
 
-// flatten lists, per state, every key found on reaching it (its own and
-// those of its suffix states), sorted and each once, in one array: an emit
-// is one contiguous loop instead of a walk of the suffix chain.
+// flatten lists, per state from m.first on, every key found on reaching
+// it (its own and those of its suffix states) as key words, in one array:
+// an emit is one contiguous loop instead of a walk of the suffix chain.
 func (m *acMatcher) flatten(b *acBuild) {
 	n := len(b.out)
-	m.start = make([]uint32, n+1)
-	var flat []uint32
-	var merged []int
-	for s := 0; s < n; s++ {
-		m.start[s] = uint32(len(flat))
-		merged = append(merged[:0], b.out[s]...)
-		if d := b.dict[s]; d >= 0 {
-			// Breadth-first numbering: a suffix state precedes s.
-			for _, k := range flat[m.start[d]:m.start[d+1]] {
-				merged = append(merged, int(k))
-			}
+	m.ostart = make([]uint32, 0, n-int(m.first)+1)
+	var keys []int
+	for s := int(m.first); s < n; s++ {
+		m.ostart = append(m.ostart, uint32(len(m.outs)))
+		keys = keys[:0]
+		for d := int32(s); d >= 0; d = b.dict[d] {
+			keys = append(keys, b.out[d]...)
 		}
-		for _, k := range dedupe(merged) {
-			flat = append(flat, uint32(k))
+		keys = dedupe(keys)
+		for i := 0; i < len(keys); {
+			kw := keyWord{word: uint32(keys[i] >> 6)}
+			for ; i < len(keys) && uint32(keys[i]>>6) == kw.word; i++ {
+				kw.mask |= 1 << (uint(keys[i]) & 63)
+			}
+			m.outs = append(m.outs, kw)
 		}
 	}
-	m.start[n] = uint32(len(flat))
-	m.keys = flat
+	m.ostart = append(m.ostart, uint32(len(m.outs)))
 }
 
-// renumber gives the states new numbers in the order given (breadth
-// first): the shallow states, where a scan of ordinary text spends nearly
-// all its steps, then share a few hundred kilobytes of the transition table
-// instead of being spread over megabytes of it.
+// renumber gives the states new numbers in the order given: breadth first
+// within the states without and with outputs. The shallow states, where a
+// scan of ordinary text spends nearly all its steps, then share a few
+// hundred kilobytes of the transition table instead of being spread over
+// megabytes of it.
 func (b *acBuild) renumber(order []int, cls int) {
 	n := len(order)
 	id := make([]int32, n)
@@ -222,98 +257,87 @@ func dedupe(xs []int) []int {
 
 // scan sets, in bits, the key bit of every pattern found in data (with
 // each run of blanks seen as one symbol, symNL or symSP, when compact),
-// bracketed by markBOT and markEOT. seen
-// (one entry per state, owned by the caller) and stamp, new for each scan,
-// make each state's outputs be emitted once per scan; a nil seen emits
-// every time.
-func (m *acMatcher) scan(data []byte, bits []uint64, dirty *uint64, compact bool, seen []uint32, stamp uint32) {
+// bracketed by markBOT and markEOT, and in dirty the bits of the words it
+// wrote (word i as bit i&63).
+func (m *acMatcher) scan(data []byte, bits []uint64, dirty *uint64, compact bool) {
 	if compact {
-		m.scanCompact(data, bits, dirty, seen, stamp)
+		m.scanCompact(data, bits, dirty)
 		return
 	}
-	tab := m.tab
-	e := tab[m.classes[markBOT[0]]]
+	e := m.tab[m.classes[markBOT[0]]]
 	for _, b := range data {
-		if e&1 != 0 {
-			m.emit(m.state(e), bits, dirty, seen, stamp)
+		if e >= m.emitFrom {
+			m.emit(e, bits, dirty)
 		}
-		e = tab[e>>1+uint32(m.classes[b])]
+		e = m.step(e, uint32(m.classes[b]))
 	}
-	if e&1 != 0 {
-		m.emit(m.state(e), bits, dirty, seen, stamp)
+	if e >= m.emitFrom {
+		m.emit(e, bits, dirty)
 	}
-	e = tab[e>>1+uint32(m.classes[markEOT[0]])]
-	if e&1 != 0 {
-		m.emit(m.state(e), bits, dirty, seen, stamp)
+	e = m.step(e, uint32(m.classes[markEOT[0]]))
+	if e >= m.emitFrom {
+		m.emit(e, bits, dirty)
 	}
 }
 
-// state returns the state of table entry e (its row offset times rowDiv).
-func (m *acMatcher) state(e uint32) int32 {
-	return int32(uint64(e>>1) * m.rowDiv >> 32)
+// step returns the row of the state after row e on class c. Unchecked:
+// buildAC makes every entry of tab a row offset inside it, and every class
+// a scan passes is below nclass (TestScanMatchesNaive, FuzzScan).
+func (m *acMatcher) step(e, c uint32) uint32 {
+	return *(*uint32)(unsafe.Add(unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.tab)), uintptr(c)*4), uintptr(e)))
 }
 
 // Compact classes (acMatcher.cclasses): a blank byte's class is one of
-// these, above any real class, so the compact scan reads one table per byte.
+// these, above any real class. A run's symbol is symNL when the AND of its
+// classes is cclsNL (some line break), else symSP.
 const (
-	cclsNL = 0xFE // \n, \r: the run is symNL
-	cclsSP = 0xFF // other blanks: symSP unless the run has a line break
+	cclsNL = 0xFE // \n, \r
+	cclsSP = 0xFF // other blanks
 )
 
 // scanCompact is scan with each run of blanks seen as one symbol.
-func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64, seen []uint32, stamp uint32) {
-	tab, cls := m.tab, &m.cclasses
-	e := tab[cls[markBOT[0]]]
-	if e&1 != 0 {
-		m.emit(m.state(e), bits, dirty, seen, stamp)
+func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64) {
+	cls := &m.cclasses
+	e := m.tab[cls[markBOT[0]]]
+	if e >= m.emitFrom {
+		m.emit(e, bits, dirty)
 	}
-	var run uint32 // the class of the pending run's symbol, plus one (0: none)
-	for _, b := range data {
-		c := uint32(cls[b])
+	for i := 0; i < len(data); i++ {
+		c := uint32(cls[data[i]])
 		if c >= cclsNL {
-			if c == cclsNL {
-				run = m.nlClass + 1
-			} else if run == 0 {
-				run = m.spClass + 1
+			for i+1 < len(data) && cls[data[i+1]] >= cclsNL {
+				i++
+				c &= uint32(cls[data[i]])
 			}
-			continue
+			c = m.runClass(c)
 		}
-		if run != 0 {
-			e = tab[e>>1+run-1]
-			if e&1 != 0 {
-				m.emit(m.state(e), bits, dirty, seen, stamp)
-			}
-			run = 0
-		}
-		e = tab[e>>1+c]
-		if e&1 != 0 {
-			m.emit(m.state(e), bits, dirty, seen, stamp)
+		e = m.step(e, c)
+		if e >= m.emitFrom {
+			m.emit(e, bits, dirty)
 		}
 	}
-	if run != 0 {
-		e = tab[e>>1+run-1]
-		if e&1 != 0 {
-			m.emit(m.state(e), bits, dirty, seen, stamp)
-		}
-	}
-	e = tab[e>>1+uint32(cls[markEOT[0]])]
-	if e&1 != 0 {
-		m.emit(m.state(e), bits, dirty, seen, stamp)
+	e = m.step(e, uint32(cls[markEOT[0]]))
+	if e >= m.emitFrom {
+		m.emit(e, bits, dirty)
 	}
 }
 
-// emit sets the bits of state s's keys, and in dirty the bits of the words
-// it wrote (word i as bit i&63).
-func (m *acMatcher) emit(s int32, bits []uint64, dirty *uint64, seen []uint32, stamp uint32) {
-	if seen != nil {
-		if seen[s] == stamp {
-			return // emitted already in this scan
-		}
-		seen[s] = stamp
+// runClass returns the class of the symbol of a blank run whose classes
+// ANDed are c.
+func (m *acMatcher) runClass(c uint32) uint32 {
+	if c == cclsNL {
+		return m.nlClass
 	}
-	for _, k := range m.keys[m.start[s]:m.start[s+1]] {
-		bits[k>>6] |= 1 << (k & 63)
-		*dirty |= 1 << ((k >> 6) & 63)
+	return m.spClass
+}
+
+// emit sets the bits of the keys of the state whose row is e (at or above
+// emitFrom), and in dirty the bits of the words it wrote.
+func (m *acMatcher) emit(e uint32, bits []uint64, dirty *uint64) {
+	i := int32(uint64(e)*m.rowDiv>>32) - m.first
+	for _, kw := range m.outs[m.ostart[i]:m.ostart[i+1]] {
+		bits[kw.word] |= kw.mask
+		*dirty |= 1 << (kw.word & 63)
 	}
 }
 
@@ -322,7 +346,7 @@ func (m *acMatcher) states() int {
 	if m == nil {
 		return 0
 	}
-	return len(m.start) - 1
+	return m.nstate
 }
 
 // blankByte marks the bytes of which the compact scan sees each run as one

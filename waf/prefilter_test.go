@@ -218,7 +218,7 @@ func TestRawScan(t *testing.T) {
 	} {
 		bits := make([]uint64, 1)
 		var dirty uint64
-		m.scan([]byte(tc.in), bits, &dirty, false, nil, 0)
+		m.scan([]byte(tc.in), bits, &dirty, false)
 		if bits[0] != tc.want {
 			t.Errorf("raw scan of %q: keys %b, want %b", tc.in, bits[0], tc.want)
 		}

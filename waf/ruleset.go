@@ -53,7 +53,6 @@ type RuleSet struct {
 	// the others are not visited for it.
 	slotNamed  [numSlots][]uint64
 	slotByName [numSlots]map[string][]uint64
-	maxStates  int // the most states of any compact automaton
 	// slotPure marks the slots none of whose rules reads more than the
 	// value and its name (no request-level detector): the header memo may
 	// remember their values.
@@ -310,7 +309,7 @@ func (rs *RuleSet) markEmptyTriggers() {
 		}
 		clear(bits)
 		var dirty uint64
-		m.scan(nil, bits, &dirty, true, nil, 0)
+		m.scan(nil, bits, &dirty, true)
 		m.emptyTrig = false
 		for i, x := range bits {
 			if x&rs.trigKeys[i] != 0 {
@@ -434,7 +433,6 @@ func literalKeys(lits [][]byte, pre, post string) []keySets {
 // buildZones fills zoneRules, zoneAlways, scanChains and slotAC.
 func (rs *RuleSet) buildZones(compactPs []acPattern) {
 	shared := map[string]*acMatcher{}
-	rs.maxStates = rs.ac.states()
 	for sl := slot(1); sl < numSlots; sl++ {
 		used := make([]bool, len(rs.chains))
 		for p := 0; p <= maxParanoia; p++ {
@@ -501,7 +499,6 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 				shared[sig] = buildAC(ps)
 			}
 			rs.slotAC[sl] = shared[sig]
-			rs.maxStates = max(rs.maxStates, shared[sig].states())
 		}
 	}
 }
@@ -551,7 +548,7 @@ func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	ref := &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
 		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
-		maxStates: rs.maxStates, noFilter: true}
+		noFilter: true}
 	ref.anyPlan = ref.buildPlan(clsAny, true) // every step of every chain
 	return ref
 }
