@@ -424,8 +424,8 @@ func (st *evalState) inspect(v *value) {
 				st.triggers(st.ops[i].form, data)
 			}
 		}
-		for i := range cand {
-			cand[i] &= zr[i]
+		for i, r := range plan.reach {
+			cand[i] &= zr[i] & r
 		}
 		if named := rs.slotNamed[v.slot]; named != nil {
 			st.dropOtherNames(v, named)
@@ -468,8 +468,8 @@ func (st *evalState) dropOtherNames(v *value, named []uint64) {
 // matches.
 func (st *evalState) inspectRule(r *Rule, v *value) {
 	rs := st.rs
-	if !rs.noFilter && ((r.need != 0 && st.rawMask&r.need == 0) || len(v.data) < r.minLen) {
-		return // a gated detector the value cannot reach (Rule.need), or too short
+	if !rs.noFilter && len(v.data) < r.minLen {
+		return // too short (a gated detector the value cannot reach left the candidates in inspect: valuePlan.reach)
 	}
 	if st.rs.slotAll[v.slot][r.idx>>6]&(1<<(uint(r.idx)&63)) == 0 && !r.accepts(v) {
 		return

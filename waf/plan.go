@@ -30,6 +30,10 @@ type valuePlan struct {
 	chainOp []int16 // per chain: the op whose output is the chain's; -1: the raw value
 	// scan is, per slot, the ops whose forms inspect scans.
 	scan [numSlots][]int16
+	// reach is the rules a value can reach (a rule bit per rule): a gated
+	// detector needs one of its classes (Rule.need); inspect drops the
+	// others from the candidates without visiting them.
+	reach []uint64
 }
 
 // planOp applies the last transform of chain to the output of op src (-1:
@@ -134,6 +138,12 @@ func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
 		bound = append(bound, out)
 		ops[k] = i + 1
 		p.chainOp[c] = i
+	}
+	p.reach = make([]uint64, rs.words)
+	for _, r := range rs.rules {
+		if ref || r.need == 0 || m&r.need != 0 {
+			p.reach[r.idx>>6] |= 1 << (uint(r.idx) & 63)
+		}
 	}
 	seen := make([]bool, len(p.ops))
 	for sl := range p.scan {
