@@ -126,3 +126,66 @@ func rareStart(s *byteSet) bool {
 	}
 	return true
 }
+
+// wholeOutside returns, for an expression anchored at both ends of the text
+// (`^…$`, whose matches are the whole value), the bytes no match can hold:
+// a value holding one cannot match, and the search is not run. ok is false
+// for any other expression, and when every byte may occur.
+func wholeOutside(expr string) (outside byteSet, ok bool) {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return outside, false
+	}
+	re = re.Simplify()
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 ||
+		re.Sub[0].Op != syntax.OpBeginText || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
+		return outside, false
+	}
+	var in byteSet
+	if !alphabet(re, &in) {
+		return outside, false
+	}
+	for i := range in {
+		outside[i] = ^in[i]
+	}
+	return outside, outside != byteSet{}
+}
+
+// alphabet adds to set every byte a match of re can hold (a rune ≥ 0x80
+// stands for every byte ≥ 0x80: its encoding, or an invalid byte matched
+// as U+FFFD); false when re holds an operator it does not know.
+func alphabet(re *syntax.Regexp, set *byteSet) bool {
+	switch re.Op {
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			set.addRange(r, r)
+			if re.Flags&syntax.FoldCase != 0 {
+				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+					set.addRange(f, f)
+				}
+			}
+		}
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			set.addRange(re.Rune[i], re.Rune[i+1])
+		}
+	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		set.addRange(0, unicode.MaxRune)
+	case syntax.OpEmptyMatch, syntax.OpNoMatch, syntax.OpBeginLine, syntax.OpEndLine,
+		syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		// Matches no byte.
+	case syntax.OpCapture, syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat,
+		syntax.OpConcat, syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if !alphabet(sub, set) {
+				return false
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}

@@ -44,6 +44,43 @@ func TestMatchStart(t *testing.T) {
 	}
 }
 
+// TestWholeOutside: the bytes a whole-value expression cannot hold.
+func TestWholeOutside(t *testing.T) {
+	for _, tc := range []struct {
+		re      string
+		whole   bool
+		in, out string // bytes that must be outside, and must not
+	}{
+		{`^\d+$`, true, "a/ \x80", "09"},
+		{`^(?i)ab$`, true, "c", "aAbB"},
+		{`^(?i)k$`, true, "a", "kK\xe2\x84"},
+		{`^a\sb$`, true, "c", "ab \t\n"},
+		{`^[^a]$`, true, "a", "b\x80\xff"},
+		{`^x\x{FFFD}$`, true, "a", "x\x80\xef"},
+		{`^a.b$`, false, "", ""},
+		{`^ab`, false, "", ""},
+		{`ab$`, false, "", ""},
+		{`(?m)^ab$`, false, "", ""},
+		{`^a$|^b$`, false, "", ""},
+	} {
+		set, whole := wholeOutside(tc.re)
+		if whole != tc.whole {
+			t.Errorf("wholeOutside(%q): whole %v, want %v", tc.re, whole, tc.whole)
+			continue
+		}
+		for i := 0; i < len(tc.in); i++ {
+			if !set.has(tc.in[i]) {
+				t.Errorf("wholeOutside(%q): %q not outside, want outside", tc.re, tc.in[i])
+			}
+		}
+		for i := 0; i < len(tc.out); i++ {
+			if set.has(tc.out[i]) {
+				t.Errorf("wholeOutside(%q): %q outside, want in", tc.re, tc.out[i])
+			}
+		}
+	}
+}
+
 // searchFrom is the skipping search of matchRaw.
 func searchFrom(re *regexp.Regexp, set byteSet, skip bool, b []byte) []int {
 	off := 0
@@ -66,11 +103,13 @@ func FuzzMatchStart(f *testing.F) {
 	var res []*regexp.Regexp
 	var sets []byteSet
 	var skips []bool
+	var rules []*Rule
 	for _, r := range rs.Rules() {
 		if r.re == nil {
 			continue
 		}
 		res, sets, skips = append(res, r.re), append(sets, r.start), append(skips, r.skip)
+		rules = append(rules, r)
 		for _, ex := range r.Match {
 			f.Add("x;\xff ("+ex, uint16(len(res)-1))
 		}
@@ -81,6 +120,9 @@ func FuzzMatchStart(f *testing.F) {
 		want := res[k].FindIndex([]byte(in))
 		if len(got) != len(want) || (got != nil && (got[0] != want[0] || got[1] != want[1])) {
 			t.Fatalf("%s on %q: got %v, full search %v", res[k], in, got, want)
+		}
+		if r := rules[k]; r.whole && want != nil && r.outside.index([]byte(in)) >= 0 {
+			t.Fatalf("%s matches %q, which holds a byte outside its alphabet", res[k], in)
 		}
 	})
 }

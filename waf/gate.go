@@ -1,5 +1,7 @@
 package waf
 
+import "bytes"
+
 // Byte-class gating. One pass over a value records which classes of special
 // bytes it contains (classMask). A transform whose trigger classes are all
 // absent cannot change its input, so a chain whose transforms are all
@@ -73,15 +75,21 @@ var byteClass = func() (t [256]uint32) {
 // clsWSRun when b has a space at either end or two in a row, and clsLong
 // when it has at least 8 bytes.
 func classMask(b []byte) uint32 {
-	m := clsAlways
-	var pairs, prev uint32 // pairs: classes of two bytes in a row
-	for _, c := range b {
-		x := byteClass[c]
-		m |= x
-		pairs |= x & prev
-		prev = x
+	// Four independent accumulators: no chain of dependent ORs per byte.
+	m, m1, m2, m3 := clsAlways, uint32(0), uint32(0), uint32(0)
+	i := 0
+	for ; i+4 <= len(b); i += 4 {
+		q := b[i : i+4 : i+4]
+		m |= byteClass[q[0]]
+		m1 |= byteClass[q[1]]
+		m2 |= byteClass[q[2]]
+		m3 |= byteClass[q[3]]
 	}
-	if pairs&clsSpace != 0 || (len(b) > 0 && (b[0] == ' ' || b[len(b)-1] == ' ')) {
+	for ; i < len(b); i++ {
+		m |= byteClass[b[i]]
+	}
+	m |= m1 | m2 | m3
+	if m&clsSpace != 0 && (b[0] == ' ' || b[len(b)-1] == ' ' || bytes.Index(b, doubleSpace) >= 0) {
 		m |= clsWSRun
 	}
 	if len(b) >= 8 {
@@ -89,6 +97,8 @@ func classMask(b []byte) uint32 {
 	}
 	return m
 }
+
+var doubleSpace = []byte("  ")
 
 // detectorGate maps a detector to the byte classes of which a value must
 // contain at least one for the detector to match (absent: no gate). Each

@@ -45,6 +45,8 @@ type Rule struct {
 	chains  []int // chains tried in order (multi_match: every prefix)
 	re      *regexp.Regexp
 	start   byteSet        // bytes every match of re starts with (when skip)
+	outside byteSet        // bytes no match of re can hold (when whole)
+	whole   bool           // re is anchored at both ends: a match is the whole value
 	skip    bool           // the search may start at the first byte in start
 	anch    *regexp.Regexp // ^(?:re), tried at each start byte (rare start bytes)
 	alt     *litAlt        // re as a set of literals (leftmost-first), when it is one
@@ -217,6 +219,7 @@ func (r *Rule) compile() error {
 		}
 		r.re = re
 		r.start, r.skip = matchStart(r.Regex)
+		r.outside, r.whole = wholeOutside(r.Regex)
 		r.anch = nil
 		if r.skip && rareStart(&r.start) {
 			// Every match begins by consuming a byte of start and no
@@ -372,6 +375,9 @@ func (r *Rule) matchValue(st *evalState, data []byte) (int, int, bool) {
 }
 
 func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
+	if r.whole && (st == nil || !st.rs.noFilter) && r.outside.index(data) >= 0 {
+		return 0, 0, false // a byte no match of the whole value can hold
+	}
 	switch {
 	case r.alt != nil && (st == nil || !st.rs.noFilter):
 		return r.alt.find(data)
