@@ -73,6 +73,10 @@ type targetSpec struct {
 	name   string // lower-case, "" = any
 	inputs bool   // the "inputs" group: skip structural headers
 	custom bool   // the "custom_headers" group: custom headers only
+	// hdr: a header named name, whose values are all in slot hslot
+	// (headerSlotLower): the target takes no other header slot.
+	hdr   bool
+	hslot slot
 }
 
 type ruleFile struct {
@@ -194,6 +198,9 @@ func (r *Rule) compile() error {
 		}
 		group, _, _ := strings.Cut(strings.TrimPrefix(t, "!"), ":")
 		spec := targetSpec{mask: mask, name: nm, custom: group == "custom_headers"}
+		if nm != "" && mask == zoneMask(1)<<zoneHeader {
+			spec.hdr, spec.hslot = true, headerSlotLower([]byte(nm))
+		}
 		if neg {
 			r.exclude = append(r.exclude, spec)
 		} else {
@@ -293,7 +300,7 @@ func (t *targetSpec) takes(sl slot) bool {
 	if t.mask&(zoneMask(1)<<zoneOf(sl)) == 0 {
 		return false
 	}
-	return !(t.inputs && sl == slotStructural) && !(t.custom && sl != slotCustomHeader)
+	return !(t.inputs && sl == slotStructural) && !(t.custom && sl != slotCustomHeader) && !(t.hdr && sl != t.hslot)
 }
 
 // acceptsAll reports whether r accepts every value of slot sl, whatever its

@@ -110,4 +110,21 @@ func TestHeaderSlot(t *testing.T) {
 				tc.sl, c.takes(tc.sl), h.takes(tc.sl), in.takes(tc.sl), tc.custom, tc.hdr, tc.inp)
 		}
 	}
+	// A named header takes only the slot its name is in: the rules for
+	// the User-Agent are not in the structural slot's set (its values
+	// would be scanned for their keys, and transformed for their chains,
+	// in vain).
+	for _, tc := range []struct {
+		target string
+		sl     slot
+	}{
+		{"header:user-agent", zoneHeader}, {"header:accept", slotStructural}, {"header:x-search", slotCustomHeader},
+	} {
+		sp := spec(tc.target)
+		for _, sl := range []slot{zoneHeader, slotStructural, slotCustomHeader} {
+			if sp.takes(sl) != (sl == tc.sl) {
+				t.Errorf("%s takes slot %d: %v, want %v", tc.target, sl, sp.takes(sl), sl == tc.sl)
+			}
+		}
+	}
 }
