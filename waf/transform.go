@@ -610,24 +610,40 @@ func textAlignments(run []byte) uint8 {
 }
 
 // maybeText reports whether some alignment's decoding of run, a run of
-// base64 characters, has four bytes in a row with the top bit clear — what
-// four text bytes need — looking at those bits only: the byte starting at
-// shift s of the stream word (as in textAlignments) has its top bit at
-// s+7, so the 12 top bits of a block sit at even positions of w>>7, each
-// alignment's 8 apart, and a block's newest byte 8 below the next block's
-// oldest once the history moves up 24 bits a block. A cheap filter, no
-// table but base64's: most words that happen to be base64 fail it, and
-// textAlignments then decodes nothing. Bytes no alignment decodes (before
-// its first character, past the run's end) may pass it, never fail it.
+// base64 characters, has four bytes in a row that may be text, looking at
+// their five top bits only: text is 0x20–0x7E, tab and line breaks, so its
+// top bit is clear and the next two are not both clear unless the byte is
+// in 0x08–0x0F (bits 4 and 3: 0 and 1). The byte starting at shift s of
+// the stream word (as in textAlignments) has its bit k at s+k, so the
+// tests of a block's 12 bytes sit at the even positions of a combination
+// of w's shifts, each alignment's 8 apart, and a block's newest byte 8
+// below the next block's oldest once the history moves up 24 bits a block.
+// Bytes no alignment decodes are left out: in the first block those
+// before an alignment's first character (firstBlockOut), in a short last
+// block those ending past the run (s < 24-6m). A cheap filter, no table
+// but base64's: most words that happen to be base64 fail it, and
+// textAlignments then decodes nothing.
 func maybeText(run []byte) bool {
 	var w, h, four uint64
 	for i := 0; i < len(run); i += 4 {
-		w = b64Block(w, run[i:min(i+4, len(run))])
-		h = h<<24 | (^w>>7)&0x555555
+		block := run[i:min(i+4, len(run))]
+		w = b64Block(w, block)
+		t := ^(w >> 7) & (w>>6 | w>>5 | ^(w>>4)&(w>>3)) & 0x555555
+		if i == 0 {
+			t &^= firstBlockOut
+		}
+		t &= ^uint64(0) << (24 - 6*len(block))
+		h = h<<24 | t
 		four |= h & (h >> 8) & (h >> 16) & (h >> 24)
 	}
 	return four != 0
 }
+
+// firstBlockOut are the shifts, in a run's first block, of the bytes that
+// start before their alignment's first character (at bit 6*skip): r = -2
+// for alignment 1, r = -4 and 4 for 2, r = -6, 2 and 10 for 3 (s = 16-r),
+// as textAlignments clears them.
+const firstBlockOut = 1<<18 | 1<<20 | 1<<12 | 1<<22 | 1<<14 | 1<<6
 
 // b64Block returns the stream word w with block, at most four base64
 // characters, read into its low 24 bits (6 each; a short last block as if

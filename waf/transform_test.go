@@ -3,6 +3,8 @@ package waf
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -175,4 +177,37 @@ func base64ScanRef(src []byte) []byte {
 		i = max(j, i+1)
 	}
 	return out
+}
+
+// TestMaybeText: maybeText never rejects a run that some alignment
+// decodes to four text bytes in a row — runs made by encoding text (with
+// tabs and line breaks) after 0–2 other bytes, cut at every start and
+// length — and it rejects ordinary words that decode to none.
+func TestMaybeText(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	const textBytes = "abcXYZ019 ~!\t\n\r{}$:/."
+	for range 3000 {
+		txt := make([]byte, rnd.IntN(12)+4)
+		for i := range txt {
+			txt[i] = textBytes[rnd.IntN(len(textBytes))]
+		}
+		pre := make([]byte, rnd.IntN(3))
+		for i := range pre {
+			pre[i] = byte(rnd.IntN(256))
+		}
+		enc := strings.TrimRight(base64.StdEncoding.EncodeToString(append(pre, txt...)), "=")
+		for lo := 0; lo < 4 && lo < len(enc); lo++ {
+			for hi := lo + 8; hi <= len(enc); hi++ {
+				run := []byte(enc[lo:hi])
+				if len(base64ScanRef(run)) > 0 && !maybeText(run) {
+					t.Fatalf("maybeText(%q) = false, but it decodes to text %q", run, base64ScanRef(run))
+				}
+			}
+		}
+	}
+	for _, w := range []string{"ordinary", "fieldxxxx", "Someordinarytextvaluenumber3", "deflate0", "ThanksAll"} {
+		if maybeText([]byte(w)) {
+			t.Errorf("maybeText(%q) = true: it decodes to no text", w)
+		}
+	}
 }
