@@ -16,16 +16,23 @@
 // computed at most once per value and shared by all rules that need it. A value's slot (its zone; for headers, "structural" for plumbing
 // the "inputs" group skips and "custom" for an application's own, which
 // "custom_headers" reads) selects, precomputed at load, the rules that may
-// inspect it, the chains they use and the automaton to scan with.
+// inspect it (a target naming a header, header:user-agent, takes only the
+// slot that name's values are in), the chains they use and the automaton to
+// scan with.
 //
 // Prefilter: every regex, literal and equals rule has alternatives of key
 // sets, each a set of literals of which one must occur (requiredSets). One
 // Aho–Corasick scan per distinct form of a value finds the keys; the rarest
 // set of each alternative is its trigger, and only rules whose trigger was
 // found are visited, then run only if all keys of one alternative were found.
-// Detectors are gated by the byte classes they need, transforms by the byte
-// classes that can change their input. All of it is exact: TestPrefilterCorpus
-// and FuzzPrefilter compare against evaluation with every filter and gate off.
+// Detectors are gated by the byte classes they need (a value's plan drops
+// the rules its classes cannot reach before any is visited), transforms by
+// the byte classes that can change their input, and a regex anchored at both
+// ends is not run on a value holding a byte outside its alphabet. All of it
+// is exact: TestPrefilterCorpus and FuzzPrefilter compare against evaluation
+// with every filter and gate off. The automata are dense DFAs whose step is
+// one load dependent on the last (prefilter.go), bounded to maxACStates
+// states: rule files cannot make them take gigabytes.
 //
 // Header memo (memo.go): a Policy with memo_entries remembers header values
 // that inspected clean, by rule set, name and bytes, and skips them on later

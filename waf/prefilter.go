@@ -1,6 +1,7 @@
 package waf
 
 import (
+	"fmt"
 	"sort"
 	"unsafe"
 )
@@ -64,7 +65,13 @@ type acBuild struct {
 	hasOut []bool
 }
 
-func buildAC(ps []acPattern) *acMatcher {
+// maxACStates bounds an automaton's states (12 times the catalogue's
+// largest): its transition table stays under ~200 MB and its row offsets
+// far below the 32 bits they are stored in, whatever the rule files hold.
+// The trie is built first and its size checked before the table exists.
+const maxACStates = 1 << 19
+
+func buildAC(ps []acPattern) (*acMatcher, error) {
 	m := &acMatcher{patterns: len(ps)}
 	// Byte classes: every ASCII byte used in a literal (and its upper case)
 	// gets its own class; all bytes ≥ 0x80 share one (so a literal's
@@ -113,6 +120,9 @@ func buildAC(ps []acPattern) *acMatcher {
 			c := m.classes[lower(p.lit[i])]
 			nx, ok := nodes[s].child[c]
 			if !ok {
+				if len(nodes) >= maxACStates {
+					return nil, fmt.Errorf("waf: the rules' prefilter literals make an automaton of more than %d states", maxACStates)
+				}
 				nx = len(nodes)
 				nodes = append(nodes, node{child: map[uint8]int{}})
 				nodes[s].child[c] = nx
@@ -173,10 +183,7 @@ func buildAC(ps []acPattern) *acMatcher {
 	}
 	numbered = append(numbered, emitting...)
 	b.renumber(numbered, cls)
-	row := uint64(cls) * 4
-	if uint64(n)*row > 1<<32-1 {
-		panic("waf: prefilter automaton too large") // far beyond the catalogue's literals
-	}
+	row := uint64(cls) * 4 // n*row < 2^32: n ≤ maxACStates, cls ≤ 130
 	m.nstate, m.first = n, int32(first)
 	m.emitFrom = uint32(uint64(first) * row)
 	m.rowDiv = (1<<32 + row - 1) / row
@@ -185,7 +192,7 @@ func buildAC(ps []acPattern) *acMatcher {
 		m.tab[i] = uint32(uint64(x) * row)
 	}
 	m.flatten(b)
-	return m
+	return m, nil
 }
 
 // flatten lists, per state from m.first on, every key found on reaching

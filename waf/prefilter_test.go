@@ -206,7 +206,10 @@ func quoteJSON(s string) string {
 // blanks — finds each key where its bytes occur, blanks byte for byte, with
 // the value boundaries as marks.
 func TestRawScan(t *testing.T) {
-	m := buildAC([]acPattern{{lit: "  ", rule: 0}, {lit: "\t", rule: 1}, {lit: "ab", rule: 2}, {lit: markBOT + " ", rule: 3}, {lit: "\n" + markEOT, rule: 4}})
+	m, err := buildAC([]acPattern{{lit: "  ", rule: 0}, {lit: "\t", rule: 1}, {lit: "ab", rule: 2}, {lit: markBOT + " ", rule: 3}, {lit: "\n" + markEOT, rule: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		in   string
 		want uint64

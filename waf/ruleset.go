@@ -168,8 +168,13 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	for _, c := range rs.chains {
 		rs.hot = append(rs.hot, chainHot{trig: c.trig, tid: c.tid, lower: c.lower})
 	}
-	compactPs := rs.buildPrefilters()
-	rs.buildZones(compactPs)
+	compactPs, err := rs.buildPrefilters()
+	if err != nil {
+		return nil, err
+	}
+	if err := rs.buildZones(compactPs); err != nil {
+		return nil, err
+	}
 	rs.markEmptyTriggers()
 	for sl := slot(1); sl < numSlots; sl++ {
 		rs.slotPure[sl] = true
@@ -210,7 +215,7 @@ func (rs *RuleSet) intern(parent int, name string) int {
 // admitted for a form when all keys of one of its alternatives are found,
 // and the first key of each alternative (its most selective) is a trigger
 // that makes the rule a candidate.
-func (rs *RuleSet) buildPrefilters() []acPattern {
+func (rs *RuleSet) buildPrefilters() ([]acPattern, error) {
 	var compactPs, rawPs []acPattern
 	rs.keyRule = rs.keyRule[:0]
 	for _, r := range rs.rules {
@@ -290,14 +295,18 @@ func (rs *RuleSet) buildPrefilters() []acPattern {
 		}
 	}
 	rs.ac, rs.acRaw = nil, nil
+	var err error
 	if len(compactPs) > 0 {
-		rs.ac = buildAC(compactPs)
+		if rs.ac, err = buildAC(compactPs); err != nil {
+			return nil, err
+		}
 	}
 	if len(rawPs) > 0 {
-		rs.acRaw = buildAC(rawPs)
+		if rs.acRaw, err = buildAC(rawPs); err != nil {
+			return nil, err
+		}
 	}
-	rs.buildTransformACs(compactPs)
-	return compactPs
+	return compactPs, rs.buildTransformACs(compactPs)
 }
 
 // markEmptyTriggers sets emptyTrig on every automaton of rs.
@@ -374,7 +383,7 @@ func (rs *RuleSet) keysOf(ps []acPattern, rules []bool) []acPattern {
 // case), and by other chains applying T to the same bytes. So the text
 // remove_ws or cmdline makes of a value is scanned for a few hundred keys,
 // not for all of them.
-func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
+func (rs *RuleSet) buildTransformACs(compactPs []acPattern) error {
 	byName := map[string]*acMatcher{}
 	for c := 1; c < len(rs.chains); c++ {
 		t := rs.chains[c].name
@@ -399,13 +408,17 @@ func (rs *RuleSet) buildTransformACs(compactPs []acPattern) {
 			}
 			if 4*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
 				if ps := rs.keysOf(compactPs, uses); len(ps) > 0 {
-					ac = buildAC(ps)
+					var err error
+					if ac, err = buildAC(ps); err != nil {
+						return err
+					}
 				}
 			}
 			byName[t] = ac
 		}
 		rs.chains[c].ac = ac
 	}
+	return nil
 }
 
 // literalKeys is the one-key prefilter of a literal or equals matcher
@@ -431,7 +444,7 @@ func literalKeys(lits [][]byte, pre, post string) []keySets {
 }
 
 // buildZones fills zoneRules, zoneAlways, scanChains and slotAC.
-func (rs *RuleSet) buildZones(compactPs []acPattern) {
+func (rs *RuleSet) buildZones(compactPs []acPattern) error {
 	shared := map[string]*acMatcher{}
 	for sl := slot(1); sl < numSlots; sl++ {
 		used := make([]bool, len(rs.chains))
@@ -496,11 +509,16 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) {
 		case len(ps) > 0:
 			sig := string(bitsetBytes(rs.zoneRules[maxParanoia][sl]))
 			if shared[sig] == nil {
-				shared[sig] = buildAC(ps)
+				ac, err := buildAC(ps)
+				if err != nil {
+					return err
+				}
+				shared[sig] = ac
 			}
 			rs.slotAC[sl] = shared[sig]
 		}
 	}
+	return nil
 }
 
 // slotRules returns the indices of the rules that may inspect values of

@@ -52,7 +52,10 @@ func checkScan(t testing.TB, pats []string, text string) {
 	for k, p := range pats {
 		ps[k] = acPattern{lit: p, rule: k}
 	}
-	m := buildAC(ps)
+	m, err := buildAC(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, compact_ := range []bool{true, false} {
 		bits := make([]uint64, (len(pats)+63)/64)
 		var dirty uint64
@@ -112,4 +115,30 @@ func FuzzScan(f *testing.F) {
 		}
 		checkScan(t, ps, text)
 	})
+}
+
+// TestAutomatonBounded: literals that would make an automaton of more than
+// maxACStates states are refused with an error before its table exists (a
+// rule file full of literals cannot make the automata take gigabytes), and
+// the catalogue's largest automaton is far below the bound.
+func TestAutomatonBounded(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	big := make([]acPattern, maxACStates/4) // ~5 new states each past depth 3
+	for i := range big {
+		var b [8]byte
+		for j := range b {
+			b[j] = byte('a' + rnd.IntN(26))
+		}
+		big[i] = acPattern{lit: string(b[:]), rule: i % 64}
+	}
+	if _, err := buildAC(big); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("buildAC of %d 8-byte literals: %v, want an error", len(big), err)
+	}
+	if _, err := buildAC(big[:len(big)/16]); err != nil {
+		t.Fatalf("a sixteenth of them: %v", err)
+	}
+	rs := loadRules(t)
+	if n := rs.ac.states(); n*10 > maxACStates {
+		t.Errorf("the catalogue's automaton has %d states, more than a tenth of the bound %d", n, maxACStates)
+	}
 }
