@@ -274,16 +274,16 @@ func (m *acMatcher) scan(data []byte, bits []uint64, dirty *uint64, compact bool
 	e := m.tab[m.classes[markBOT[0]]]
 	for _, b := range data {
 		if e >= m.emitFrom {
-			m.emit(e, bits, dirty)
+			*dirty = m.emit(e, bits, *dirty)
 		}
 		e = m.step(e, uint32(m.classes[b]))
 	}
 	if e >= m.emitFrom {
-		m.emit(e, bits, dirty)
+		*dirty = m.emit(e, bits, *dirty)
 	}
 	e = m.step(e, uint32(m.classes[markEOT[0]]))
 	if e >= m.emitFrom {
-		m.emit(e, bits, dirty)
+		*dirty = m.emit(e, bits, *dirty)
 	}
 }
 
@@ -305,9 +305,10 @@ const (
 // scanCompact is scan with each run of blanks seen as one symbol.
 func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64) {
 	cls := &m.cclasses
+	var d uint64 // dirty, kept in a register
 	e := m.tab[cls[markBOT[0]]]
 	if e >= m.emitFrom {
-		m.emit(e, bits, dirty)
+		d = m.emit(e, bits, d)
 	}
 	for i := 0; i < len(data); i++ {
 		c := uint32(cls[data[i]])
@@ -320,13 +321,14 @@ func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64) {
 		}
 		e = m.step(e, c)
 		if e >= m.emitFrom {
-			m.emit(e, bits, dirty)
+			d = m.emit(e, bits, d)
 		}
 	}
 	e = m.step(e, uint32(cls[markEOT[0]]))
 	if e >= m.emitFrom {
-		m.emit(e, bits, dirty)
+		d = m.emit(e, bits, d)
 	}
+	*dirty |= d
 }
 
 // runClass returns the class of the symbol of a blank run whose classes
@@ -339,13 +341,14 @@ func (m *acMatcher) runClass(c uint32) uint32 {
 }
 
 // emit sets the bits of the keys of the state whose row is e (at or above
-// emitFrom), and in dirty the bits of the words it wrote.
-func (m *acMatcher) emit(e uint32, bits []uint64, dirty *uint64) {
+// emitFrom), and returns dirty with the bits of the words it wrote.
+func (m *acMatcher) emit(e uint32, bits []uint64, dirty uint64) uint64 {
 	i := int32(uint64(e)*m.rowDiv>>32) - m.first
 	for _, kw := range m.outs[m.ostart[i]:m.ostart[i+1]] {
 		bits[kw.word] |= kw.mask
-		*dirty |= 1 << (kw.word & 63)
+		dirty |= 1 << (kw.word & 63)
 	}
+	return dirty
 }
 
 // states returns the number of automaton states.
