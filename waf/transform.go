@@ -1,6 +1,7 @@
 package waf
 
 import (
+	"slices"
 	"unicode/utf8"
 )
 
@@ -241,11 +242,22 @@ func indexByte(b []byte, c byte) int {
 }
 
 func lowercase(dst, src []byte) []byte {
-	for _, c := range src {
-		dst = append(dst, lower(c))
+	n := len(dst)
+	dst = slices.Grow(dst, len(src))[:n+len(src)]
+	out := dst[n:]
+	for i, c := range src {
+		out[i] = lowerByte[c]
 	}
 	return dst
 }
+
+// lowerByte maps A–Z to a–z and every other byte to itself.
+var lowerByte = func() (t [256]byte) {
+	for c := range t {
+		t[c] = lower(byte(c))
+	}
+	return t
+}()
 
 // compressWhitespace turns every run of whitespace (and NUL) into one space.
 func compressWhitespace(dst, src []byte) []byte {
@@ -265,13 +277,28 @@ func compressWhitespace(dst, src []byte) []byte {
 }
 
 func removeWhitespace(dst, src []byte) []byte {
+	// Every byte is written and the end moves past the non-blank ones:
+	// no branch on the data.
+	n := len(dst)
+	dst = slices.Grow(dst, len(src))[:n+len(src)]
+	out := dst[n:]
+	w := 0
 	for _, c := range src {
-		if !isSpace(c) {
-			dst = append(dst, c)
+		out[w] = c
+		w += int(keepByte[c])
+	}
+	return dst[:n+w]
+}
+
+// keepByte is 0 for the whitespace bytes (isSpace), else 1.
+var keepByte = func() (t [256]uint8) {
+	for c := range t {
+		if !isSpace(byte(c)) {
+			t[c] = 1
 		}
 	}
-	return dst
-}
+	return t
+}()
 
 func removeNulls(dst, src []byte) []byte {
 	for _, c := range src {

@@ -64,7 +64,7 @@ var idempotent = []string{"lowercase", "compress_ws", "remove_ws", "remove_nulls
 // FuzzTransforms: no panic, bounded growth, idempotence where it must hold.
 func FuzzTransforms(f *testing.F) {
 	for _, s := range []string{"%2e%2e%2f", "&#x3c;script&gt;", "\\u0061\\x28", "/a/../b//c\\d", "\xc0\xae\xc0\xaf",
-		"un/**/ion/*!50000select*/", "PHNjcmlwdD4=", "C\\a'T /etc", "%u00%", "&#99999999999;", "\\u{110000}"} {
+		"un/**/ion/*!50000select*/", "PHNjcmlwdD4=", "C\\a'T /etc", "%u00%", "&#99999999999;", "\\u{110000}", " a\tB\r\n\v\fC "} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -97,6 +97,22 @@ func FuzzTransforms(f *testing.F) {
 			if !bytes.Equal(once, twice) {
 				t.Fatalf("%s not idempotent on %q: %q then %q", name, in, once, twice)
 			}
+		}
+		// The table-driven byte maps against their definitions, appending
+		// after earlier bytes as transforms do in a shared buffer.
+		var ws, lc []byte
+		for _, c := range in {
+			if !isSpace(c) {
+				ws = append(ws, c)
+			}
+			lc = append(lc, lower(c))
+		}
+		pre := []byte("prefix")
+		if got := removeWhitespace(pre[:len(pre):len(pre)], in); !bytes.Equal(got, append([]byte("prefix"), ws...)) {
+			t.Fatalf("remove_ws(%q) = %q, want %q after the prefix", in, got, ws)
+		}
+		if got := lowercase(pre[:len(pre):len(pre)], in); !bytes.Equal(got, append([]byte("prefix"), lc...)) {
+			t.Fatalf("lowercase(%q) = %q, want %q after the prefix", in, got, lc)
 		}
 		// Repeated URL decoding is stable when it stopped early.
 		u := urlDecodeRepeat(nil, in)
