@@ -227,3 +227,14 @@ func TestMaybeText(t *testing.T) {
 		}
 	}
 }
+
+// TestTransformsKeepEmpty: every transform maps the empty value to the
+// empty value, as value plans assume when they mark an op on an empty
+// input as empty (planOp.empty).
+func TestTransformsKeepEmpty(t *testing.T) {
+	for name, fn := range transforms {
+		if out := fn([]byte("x"), nil); string(out) != "x" {
+			t.Errorf("%s of the empty value appends %q", name, out[1:])
+		}
+	}
+}
