@@ -31,9 +31,9 @@ func BenchmarkScan(b *testing.B) {
 // bracketed by the value marks: in its compact form when compact. Case
 // folds, and every byte ≥ 0x80 stands for any other, as the scan's classes
 // make them.
-func naiveKeys(pats []string, text string, compact_ bool) []uint64 {
+func naiveKeys(pats []string, text string, compacted bool) []uint64 {
 	t := markBOT + text + markEOT
-	if compact_ {
+	if compacted {
 		t = compact(t)
 	}
 	bits := make([]uint64, (len(pats)+63)/64)
@@ -56,17 +56,17 @@ func checkScan(t testing.TB, pats []string, text string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, compact_ := range []bool{true, false} {
+	for _, compacted := range []bool{true, false} {
 		bits := make([]uint64, (len(pats)+63)/64)
 		var dirty uint64
-		m.scan([]byte(text), bits, &dirty, compact_)
-		want := naiveKeys(pats, text, compact_)
+		m.scan([]byte(text), bits, &dirty, compacted)
+		want := naiveKeys(pats, text, compacted)
 		for w := range want {
 			if bits[w] != want[w] {
-				t.Fatalf("scan (compact %v) of %q for %q: word %d keys %b, want %b", compact_, text, pats, w, bits[w], want[w])
+				t.Fatalf("scan (compact %v) of %q for %q: word %d keys %b, want %b", compacted, text, pats, w, bits[w], want[w])
 			}
 			if (bits[w] != 0) != (dirty&(1<<(w&63)) != 0) {
-				t.Fatalf("scan (compact %v) of %q for %q: word %d dirty %v with keys %b", compact_, text, pats, w, dirty&(1<<(w&63)) != 0, bits[w])
+				t.Fatalf("scan (compact %v) of %q for %q: word %d dirty %v with keys %b", compacted, text, pats, w, dirty&(1<<(w&63)) != 0, bits[w])
 			}
 		}
 	}
