@@ -332,18 +332,27 @@ func (st *evalState) trigger(i int, x uint64) {
 // emptyTriggers reports whether scanning form f, when empty, can find a
 // trigger key.
 func (st *evalState) emptyTriggers(f int32) bool {
-	ac := st.ac
+	return st.rs.emptyTrig(st.formAutomaton(f))
+}
+
+// formAutomaton returns the automaton that scans form f: that of the
+// transform which made it (one only a few rules read), else the value's
+// slot automaton.
+func (st *evalState) formAutomaton(f int32) *acMatcher {
 	if own := st.formAC[f]; own != nil && f != 0 {
-		ac = own
+		return own
 	}
-	raw := st.rs.acRaw
-	return (ac != nil && ac.emptyTrig) || (raw != nil && raw.emptyTrig)
+	return st.ac
+}
+
+// emptyTrig reports whether scanning an empty form with ac (and the raw
+// automaton) finds a trigger key.
+func (rs *RuleSet) emptyTrig(ac *acMatcher) bool {
+	return (ac != nil && ac.emptyTrig) || (rs.acRaw != nil && rs.acRaw.emptyTrig)
 }
 
 // keys returns the prefilter keys found in form f, whose bytes are data,
-// scanning it once per value: with the automaton of the transform that
-// made the form (one that only a few rules read), else the value's slot
-// automaton.
+// scanning it once per value (formAutomaton).
 func (st *evalState) keys(f int32, data []byte) []uint64 {
 	w := st.rs.keyWords
 	bits := st.formBits[int(f)*w : int(f+1)*w]
@@ -360,11 +369,7 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 		}
 	}
 	*dirty = 0
-	ac := st.ac
-	if own := st.formAC[f]; own != nil && f != 0 {
-		ac = own
-	}
-	if ac != nil {
+	if ac := st.formAutomaton(f); ac != nil {
 		ac.scan(data, bits, dirty, true)
 	}
 	if st.rs.acRaw != nil {
@@ -469,7 +474,7 @@ func (st *evalState) dropOtherNames(v *value, named []uint64) {
 func (st *evalState) inspectRule(r *Rule, v *value) {
 	rs := st.rs
 	if !rs.noFilter && len(v.data) < r.minLen {
-		return // too short (a gated detector the value cannot reach left the candidates in inspect: valuePlan.reach)
+		return // too short (gated detectors the value cannot reach are not candidates: valuePlan.reach)
 	}
 	if st.rs.slotAll[v.slot][r.idx>>6]&(1<<(uint(r.idx)&63)) == 0 && !r.accepts(v) {
 		return

@@ -29,6 +29,25 @@ func (s *byteSet) addRange(lo, hi rune) {
 	}
 }
 
+// addRune adds the first bytes of r and, when fold, of the runes it
+// case-folds to.
+func (s *byteSet) addRune(r rune, fold bool) {
+	s.addRange(r, r)
+	if fold {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			s.addRange(f, f)
+		}
+	}
+}
+
+// addClass adds the first bytes of a character class's ranges (lo, hi
+// pairs, as syntax.Regexp.Rune holds them).
+func (s *byteSet) addClass(ranges []rune) {
+	for i := 0; i+1 < len(ranges); i += 2 {
+		s.addRange(ranges[i], ranges[i+1])
+	}
+}
+
 // index returns the index of the first byte of b in s, or -1.
 func (s *byteSet) index(b []byte) int {
 	for i, c := range b {
@@ -48,18 +67,10 @@ func firstBytes(re *syntax.Regexp) (set byteSet, nullable, ok bool) {
 		if len(re.Rune) == 0 {
 			return set, true, true
 		}
-		r := re.Rune[0]
-		set.addRange(r, r)
-		if re.Flags&syntax.FoldCase != 0 {
-			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-				set.addRange(f, f)
-			}
-		}
+		set.addRune(re.Rune[0], re.Flags&syntax.FoldCase != 0)
 		return set, false, true
 	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			set.addRange(re.Rune[i], re.Rune[i+1])
-		}
+		set.addClass(re.Rune)
 		return set, false, true
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
 		set.addRange(0, unicode.MaxRune)
@@ -161,17 +172,10 @@ func alphabet(re *syntax.Regexp, set *byteSet) bool {
 	switch re.Op {
 	case syntax.OpLiteral:
 		for _, r := range re.Rune {
-			set.addRange(r, r)
-			if re.Flags&syntax.FoldCase != 0 {
-				for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-					set.addRange(f, f)
-				}
-			}
+			set.addRune(r, re.Flags&syntax.FoldCase != 0)
 		}
 	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			set.addRange(re.Rune[i], re.Rune[i+1])
-		}
+		set.addClass(re.Rune)
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
 		set.addRange(0, unicode.MaxRune)
 	case syntax.OpEmptyMatch, syntax.OpNoMatch, syntax.OpBeginLine, syntax.OpEndLine,

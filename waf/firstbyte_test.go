@@ -31,16 +31,7 @@ func TestMatchStart(t *testing.T) {
 			t.Errorf("matchStart(%q): got skip %v, want %v", tc.re, skip, tc.skip)
 			continue
 		}
-		for i := 0; i < len(tc.in); i++ {
-			if !set.has(tc.in[i]) {
-				t.Errorf("matchStart(%q): %q not in the set, want in", tc.re, tc.in[i])
-			}
-		}
-		for i := 0; i < len(tc.out); i++ {
-			if set.has(tc.out[i]) {
-				t.Errorf("matchStart(%q): %q in the set, want out", tc.re, tc.out[i])
-			}
-		}
+		checkSet(t, "matchStart("+tc.re+")", &set, tc.in, tc.out)
 	}
 }
 
@@ -68,15 +59,21 @@ func TestWholeOutside(t *testing.T) {
 			t.Errorf("wholeOutside(%q): whole %v, want %v", tc.re, whole, tc.whole)
 			continue
 		}
-		for i := 0; i < len(tc.in); i++ {
-			if !set.has(tc.in[i]) {
-				t.Errorf("wholeOutside(%q): %q not outside, want outside", tc.re, tc.in[i])
-			}
+		checkSet(t, "wholeOutside("+tc.re+")", &set, tc.in, tc.out)
+	}
+}
+
+// checkSet reports the bytes of in that set lacks and those of out it has.
+func checkSet(t *testing.T, what string, set *byteSet, in, out string) {
+	t.Helper()
+	for i := 0; i < len(in); i++ {
+		if !set.has(in[i]) {
+			t.Errorf("%s: %q not in the set, want in", what, in[i])
 		}
-		for i := 0; i < len(tc.out); i++ {
-			if set.has(tc.out[i]) {
-				t.Errorf("wholeOutside(%q): %q outside, want in", tc.re, tc.out[i])
-			}
+	}
+	for i := 0; i < len(out); i++ {
+		if set.has(out[i]) {
+			t.Errorf("%s: %q in the set, want out", what, out[i])
 		}
 	}
 }
@@ -100,29 +97,25 @@ func searchFrom(re *regexp.Regexp, set byteSet, skip bool, b []byte) []int {
 // byte that can start a match finds exactly the match of the full search.
 func FuzzMatchStart(f *testing.F) {
 	rs := loadRules(f)
-	var res []*regexp.Regexp
-	var sets []byteSet
-	var skips []bool
-	var rules []*Rule
+	var rules []*Rule // those with a regex
 	for _, r := range rs.Rules() {
 		if r.re == nil {
 			continue
 		}
-		res, sets, skips = append(res, r.re), append(sets, r.start), append(skips, r.skip)
 		rules = append(rules, r)
 		for _, ex := range r.Match {
-			f.Add("x;\xff ("+ex, uint16(len(res)-1))
+			f.Add("x;\xff ("+ex, uint16(len(rules)-1))
 		}
 	}
 	f.Fuzz(func(t *testing.T, in string, i uint16) {
-		k := int(i) % len(res)
-		got := searchFrom(res[k], sets[k], skips[k], []byte(in))
-		want := res[k].FindIndex([]byte(in))
+		r := rules[int(i)%len(rules)]
+		got := searchFrom(r.re, r.start, r.skip, []byte(in))
+		want := r.re.FindIndex([]byte(in))
 		if len(got) != len(want) || (got != nil && (got[0] != want[0] || got[1] != want[1])) {
-			t.Fatalf("%s on %q: got %v, full search %v", res[k], in, got, want)
+			t.Fatalf("%s on %q: got %v, full search %v", r.re, in, got, want)
 		}
-		if r := rules[k]; r.whole && want != nil && r.outside.index([]byte(in)) >= 0 {
-			t.Fatalf("%s matches %q, which holds a byte outside its alphabet", res[k], in)
+		if r.whole && want != nil && r.outside.index([]byte(in)) >= 0 {
+			t.Fatalf("%s matches %q, which holds a byte outside its alphabet", r.re, in)
 		}
 	})
 }

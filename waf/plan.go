@@ -185,5 +185,5 @@ func (rs *RuleSet) emptyScanTriggers(sl slot, c int) bool {
 	if ac == nil {
 		ac = rs.slotAC[sl]
 	}
-	return (ac != nil && ac.emptyTrig) || (rs.acRaw != nil && rs.acRaw.emptyTrig)
+	return rs.emptyTrig(ac)
 }

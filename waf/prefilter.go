@@ -38,11 +38,9 @@ type acMatcher struct {
 	// outs[ostart[s-first]:ostart[s-first+1]] are the keys found on
 	// reaching state s (first: the first state with outputs), as bit masks
 	// of key words: a state's keys are few and mostly share a word.
-	outs     []keyWord
-	ostart   []uint32
-	first    int32
-	nstate   int
-	patterns int
+	outs   []keyWord
+	ostart []uint32
+	first  int32
 	// emptyTrig: scanning an empty value finds a trigger key (value
 	// boundary keys); when false an empty form triggers nothing.
 	emptyTrig bool
@@ -56,14 +54,15 @@ type keyWord struct {
 
 // acBuild is an automaton while it is built: the transitions (state*nclass
 // + class), the keys of the patterns ending at each state, its nearest
-// proper suffix state with outputs (or -1), and whether it or a suffix has
-// outputs.
+// proper suffix state with outputs (or -1).
 type acBuild struct {
-	next   []int32
-	out    [][]int
-	dict   []int32
-	hasOut []bool
+	next []int32
+	out  [][]int
+	dict []int32
 }
+
+// emits reports whether reaching state s finds keys: its own or a suffix's.
+func (b *acBuild) emits(s int) bool { return len(b.out[s]) > 0 || b.dict[s] >= 0 }
 
 // maxACStates bounds an automaton's states (12 times the catalogue's
 // largest): its transition table stays under ~200 MB and its row offsets
@@ -72,7 +71,7 @@ type acBuild struct {
 const maxACStates = 1 << 19
 
 func buildAC(ps []acPattern) (*acMatcher, error) {
-	m := &acMatcher{patterns: len(ps)}
+	m := &acMatcher{}
 	// Byte classes: every ASCII byte used in a literal (and its upper case)
 	// gets its own class; all bytes ≥ 0x80 share one (so a literal's
 	// non-ASCII byte stands for any of them: more hits, never fewer); all
@@ -132,7 +131,7 @@ func buildAC(ps []acPattern) (*acMatcher, error) {
 		nodes[s].out = append(nodes[s].out, p.rule)
 	}
 	n := len(nodes)
-	b := &acBuild{next: make([]int32, n*cls), out: make([][]int, n), dict: make([]int32, n), hasOut: make([]bool, n)}
+	b := &acBuild{next: make([]int32, n*cls), out: make([][]int, n), dict: make([]int32, n)}
 	b.dict[0] = -1
 	fail := make([]int, n)
 	// BFS.
@@ -156,7 +155,6 @@ func buildAC(ps []acPattern) (*acMatcher, error) {
 		} else {
 			b.dict[s] = b.dict[f]
 		}
-		b.hasOut[s] = len(b.out[s]) > 0 || b.dict[s] >= 0
 		for c := 0; c < cls; c++ {
 			if nx, ok := nodes[s].child[uint8(c)]; ok {
 				b.next[s*cls+c] = int32(nx)
@@ -171,20 +169,17 @@ func buildAC(ps []acPattern) (*acMatcher, error) {
 	emitting := make([]int, 0, n)
 	numbered := append(make([]int, 0, n), 0)
 	for _, st := range order[1:] {
-		if b.hasOut[st] {
+		if b.emits(st) {
 			emitting = append(emitting, st)
 		} else {
 			numbered = append(numbered, st)
 		}
 	}
-	first := len(numbered)
-	if b.hasOut[0] { // an empty literal: every state may emit
-		first = 0
-	}
+	first := len(numbered) // the root never emits: no key is empty (prune, literalKeys)
 	numbered = append(numbered, emitting...)
 	b.renumber(numbered, cls)
 	row := uint64(cls) * 4 // n*row < 2^32: n ≤ maxACStates, cls ≤ 130
-	m.nstate, m.first = n, int32(first)
+	m.first = int32(first)
 	m.emitFrom = uint32(uint64(first) * row)
 	m.rowDiv = (1<<32 + row - 1) / row
 	m.tab = make([]uint32, len(b.next))
@@ -234,18 +229,17 @@ func (b *acBuild) renumber(order []int, cls int) {
 	next := make([]int32, len(b.next))
 	out := make([][]int, n)
 	dict := make([]int32, n)
-	hasOut := make([]bool, n)
 	for old, s := range id {
 		for c := 0; c < cls; c++ {
 			next[int(s)*cls+c] = id[b.next[old*cls+c]]
 		}
-		out[s], hasOut[s] = b.out[old], b.hasOut[old]
+		out[s] = b.out[old]
 		dict[s] = -1
 		if d := b.dict[old]; d >= 0 {
 			dict[s] = id[d]
 		}
 	}
-	b.next, b.out, b.dict, b.hasOut = next, out, dict, hasOut
+	b.next, b.out, b.dict = next, out, dict
 }
 
 func dedupe(xs []int) []int {
@@ -356,7 +350,7 @@ func (m *acMatcher) states() int {
 	if m == nil {
 		return 0
 	}
-	return m.nstate
+	return len(m.tab) / m.nclass
 }
 
 // blankByte marks the bytes of which the compact scan sees each run as one
