@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"edge/ratelimit"
-	"edge/routes/upstream"
+	"edge/upstream"
 	"edge/tls"
 
 	"github.com/prometheus/client_golang/prometheus"

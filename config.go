@@ -14,7 +14,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
-	"edge/routes/upstream"
+	"edge/upstream"
 	"edge/tls"
 	"edge/waf"
 )

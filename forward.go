@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"edge/routes"
-	"edge/routes/upstream"
+	"edge/upstream"
 )
 
 // backend is a compiled backend: its upstream pool (servers, connection pools, balancing, health,

@@ -13,7 +13,7 @@ import (
 
 	"edge/fingerprint"
 	"edge/routes"
-	"edge/routes/upstream"
+	"edge/upstream"
 )
 
 // ServeHTTP is the one request pipeline, the same for HTTP/1.1, HTTP/2 and HTTP/3:

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"edge/ratelimit/proxyproto"
+	"edge/proxyproto"
 )
 
 // TestProxyProtocol: with listen.proxy_protocol_from, a connection from a listed load balancer

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	_ "edge/internal/h2xconnect" // RFC 8441 extended CONNECT in the HTTP/2 server (WebSocket over HTTP/2)
-	"edge/ratelimit/proxyproto"
+	"edge/proxyproto"
 	"edge/routes"
 	"edge/tls"
 )

@@ -7,7 +7,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
-	"edge/routes/upstream"
+	"edge/upstream"
 )
 
 // Snapshot is the compiled, immutable form of a configuration: everything a request needs, built

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"edge/routes/upstream"
+	"edge/upstream"
 )
 
 // WebSocket over HTTP/2 (RFC 8441) and HTTP/3 (RFC 9220): the client opens a stream with an extended CONNECT

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"edge/fingerprint"
-	"edge/ratelimit/proxyproto"
+	"edge/proxyproto"
 	"net/netip"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"edge"
 	"edge/ratelimit"
-	"edge/ratelimit/proxyproto"
+	"edge/proxyproto"
 	"edge/routes"
 )
 
