@@ -168,8 +168,11 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		}
 		attrs = append(attrs, slog.String("ratelimit", decision), slog.String("ratelimit_policy", ex.limit.Policy))
 	}
-	if ex.reason != "" {
-		attrs = append(attrs, slog.String("reason", ex.reason))
+	if ex.reason != denyNone {
+		attrs = append(attrs, slog.String("reason", ex.reason.String()))
+		if ex.detail != "" {
+			attrs = append(attrs, slog.String("detail", ex.detail))
+		}
 	}
 	al.logger.LogAttrs(context.Background(), slog.LevelInfo, "", attrs...)
 }

@@ -36,7 +36,8 @@ type exchange struct {
 	upStatus  int
 	upStart   time.Time
 	upTime    time.Duration
-	reason    string       // typed reason of a deny or error, "" when served
+	reason    denyReason   // why edge answered itself, denyNone when the request was served
+	detail    string       // what the log says about reason; never sent to the client
 	bytesIn   atomic.Int64 // written by whoever reads the body (a tunnel's copier may outlive the handler)
 	trustPeer bool
 	early     bool // forwarded in 0-RTT, before the handshake completed (Early-Data: 1)

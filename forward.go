@@ -77,7 +77,7 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 		ex.tooEarly, ex.early = false, false
 		b.srv.early[earlyRetried].Add(1)
 		if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil || ex.bytesIn.Load() > 0 {
-			b.srv.deny(w, r, ex, denyTooEarly, "backend answered 425 and the handshake did not complete")
+			b.srv.respond(w, r, ex, deny(denyTooEarly, "backend answered 425 and the handshake did not complete"))
 		} else {
 			b.proxy.ServeHTTP(w, r)
 		}
@@ -233,7 +233,7 @@ func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		b.srv.deny(w, r, ex, denyBodyTooLarge, "")
+		b.srv.respond(w, r, ex, deny(denyBodyTooLarge, ""))
 	case errors.Is(err, errTooEarly):
 		// The backend will not serve this in early data; serve sends it again after the handshake.
 		// Nothing is written to the client here (r is the outbound request, not the client's).
@@ -241,15 +241,15 @@ func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client stopped sending (closed, or ended its side mid-body). If it still reads, it gets
 		// a well-formed error, never the implicit empty 200 net/http would send for a silent handler.
-		b.srv.deny(w, r, ex, denyBadRequest, "client closed: "+err.Error())
+		b.srv.respond(w, r, ex, deny(denyBadRequest, "client closed: "+err.Error()))
 	default:
 		switch upstream.StatusFor(err) {
 		case http.StatusServiceUnavailable:
-			b.srv.deny(w, r, ex, denyUnavailable, err.Error())
+			b.srv.respond(w, r, ex, deny(denyUnavailable, err.Error()))
 		case http.StatusGatewayTimeout:
-			b.srv.deny(w, r, ex, denyBackendTimeout, err.Error())
+			b.srv.respond(w, r, ex, deny(denyBackendTimeout, err.Error()))
 		default:
-			b.srv.deny(w, r, ex, denyBackendDown, err.Error())
+			b.srv.respond(w, r, ex, deny(denyBackendDown, err.Error()))
 		}
 	}
 }

@@ -132,15 +132,14 @@ func earlyForwardable(r *http.Request) bool {
 }
 
 // awaitEarly makes an early request wait for its connection's handshake, after which it is no
-// longer early. It reports false, having answered 425, when the handshake does not complete.
-func (s *Server) awaitEarly(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+// longer early. It denies the request (425) when the handshake does not complete.
+func (s *Server) awaitEarly(r *http.Request, ex *exchange) decision {
 	if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil {
-		s.deny(w, r, ex, denyTooEarly, "handshake did not complete")
-		return false
+		return deny(denyTooEarly, "handshake did not complete")
 	}
 	ex.early = false
 	s.early[earlyWaited].Add(1)
-	return true
+	return pass
 }
 
 // awaitHandshake waits until the connection's handshake completes or the request ends.

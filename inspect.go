@@ -163,13 +163,13 @@ func (e *wafEngine) evaluate(r *http.Request, canonicalPath string, body []byte,
 
 // inspect runs the WAF stage of the pipeline. The body prefix the policy inspects (bounded by
 // waf.body_limit_bytes) is read ahead and put back in front of the rest of the body, so the backend
-// receives every byte: inspection never buffers without bound and never truncates. It reports
-// whether the request may go on; a block answers 403 with the request id and the rule ids.
-func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+// receives every byte: inspection never buffers without bound and never truncates. A block is a
+// denyWAF decision; respond writes the 403 with the request id and the rule ids.
+func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) decision {
 	e := ex.snap.waf
 	p := e.policy(ex.rt)
 	if p.Mode == waf.ModeOff {
-		return true
+		return pass
 	}
 	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch}
 	if c := ex.conn; c != nil {
@@ -184,7 +184,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 		// sends the 100: a request its headers alone condemn is refused first, so the client never
 		// uploads it.
 		if v := e.evaluate(r, ex.path, nil, false, conn, p); v.Action == waf.ActionBlock {
-			return s.applyVerdict(w, r, ex, v)
+			return s.applyVerdict(r, ex, v)
 		}
 	}
 	var body []byte
@@ -231,21 +231,19 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) b
 				r.ContentLength = 0
 			}
 		case errors.As(err, &tooBig):
-			s.deny(w, r, ex, denyBodyTooLarge, "")
-			return false
+			return deny(denyBodyTooLarge, "")
 		default:
 			// A body that ends before its declared length or final chunk is not forwarded.
-			s.deny(w, r, ex, denyBadRequest, "incomplete body: "+err.Error())
-			return false
+			return deny(denyBadRequest, "incomplete body: "+err.Error())
 		}
 	}
-	return s.applyVerdict(w, r, ex, e.evaluate(r, ex.path, body, truncated, conn, p))
+	return s.applyVerdict(r, ex, e.evaluate(r, ex.path, body, truncated, conn, p))
 }
 
-// applyVerdict records a WAF verdict and acts on it: a block answers 403 (JSON or HTML by Accept)
-// and strikes the client; detect passes Edge-WAF to the backend. It reports whether the request may
-// go on.
-func (s *Server) applyVerdict(w http.ResponseWriter, r *http.Request, ex *exchange, v waf.Verdict) bool {
+// applyVerdict records a WAF verdict and acts on it: a block strikes the client and denies the
+// request (denyWAF, whose response carries the verdict's rule ids); detect passes Edge-WAF to the
+// backend.
+func (s *Server) applyVerdict(r *http.Request, ex *exchange, v waf.Verdict) decision {
 	ex.waf = v
 	s.status.observeVerdict(&v)
 	for _, m := range v.Matches {
@@ -256,22 +254,11 @@ func (s *Server) applyVerdict(w http.ResponseWriter, r *http.Request, ex *exchan
 		if rl := ex.snap.rl; rl != nil {
 			rl.Bans.Strike(ex.client, ratelimit.ReasonWAF, time.Now())
 		}
-		ex.reason = "waf_block: " + v.Reason()
-		h := w.Header()
-		html := prefersHTML(r.Header.Get("Accept"))
-		if html {
-			h.Set("Content-Type", "text/html; charset=utf-8")
-		} else {
-			h.Set("Content-Type", "application/json")
-		}
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write(v.BlockBody(ex.id, html))
-		return false
+		return deny(denyWAF, v.Reason())
 	case waf.ActionDetect:
 		r.Header.Set(hdrWAF, v.HeaderValue())
 	}
-	return true
+	return pass
 }
 
 const hdrWAF = "Edge-WAF"
@@ -280,16 +267,6 @@ const hdrWAF = "Edge-WAF"
 type prefixedBody struct {
 	io.Reader
 	io.Closer
-}
-
-// prefersHTML reports whether an Accept header asks for HTML before JSON.
-func prefersHTML(accept string) bool {
-	h := strings.Index(accept, "text/html")
-	if h < 0 {
-		return false
-	}
-	j := strings.Index(accept, "application/json")
-	return j < 0 || h < j
 }
 
 // WAFEvaluator returns the function `edge waf eval` calls for each request: the same evaluation the

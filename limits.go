@@ -73,18 +73,17 @@ func (c *releaseConn) Close() error {
 
 // limitRequest runs the request limiter: the global policies and those the route references. A
 // denial answers 429 with Retry-After and the RateLimit-Policy / RateLimit headers; a detect-mode
-// policy only records its verdict. It reports whether the request may go on.
-func (s *Server) limitRequest(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+// policy only records its verdict.
+func (s *Server) limitRequest(r *http.Request, ex *exchange) decision {
 	rl := ex.snap.rl
 	if rl == nil || rl.Bans.Allowed(ex.client) {
 		// An allowlisted client is never limited, at accept or per request.
-		return true
+		return pass
 	}
 	// Bans are enforced at accept; a client banned while it holds a keep-alive, HTTP/2 or HTTP/3
 	// connection is refused here, so a ban takes effect on its very next request.
 	if reason, banned := rl.Bans.Banned(ex.client, time.Now()); banned {
-		s.deny(w, r, ex, denyBanned, reason.String())
-		return false
+		return deny(denyBanned, reason.String())
 	}
 	facts := ratelimit.KeyFacts{IP: ex.client, Route: ex.route, Header: r.Header.Get, Cookie: cookieGetter(r)}
 	if ex.conn != nil {
@@ -100,16 +99,10 @@ func (s *Server) limitRequest(w http.ResponseWriter, r *http.Request, ex *exchan
 		if d.Policy != "" {
 			s.m.rateLimit.WithLabelValues(d.Policy, decisionLabel(d)).Inc()
 		}
-		return true
+		return pass
 	}
 	s.m.rateLimit.WithLabelValues(d.Policy, "deny").Inc()
-	h := w.Header()
-	var buf [128]byte
-	h.Set("RateLimit-Policy", string(ratelimit.AppendRateLimitPolicy(buf[:0], &d)))
-	h.Set("RateLimit", string(ratelimit.AppendRateLimit(buf[:0], &d)))
-	h.Set("Retry-After", string(ratelimit.AppendRetryAfter(buf[:0], &d)))
-	s.deny(w, r, ex, denyRateLimited, d.Policy)
-	return false
+	return deny(denyRateLimited, d.Policy) // respond adds RateLimit-* and Retry-After from ex.limit
 }
 
 func decisionLabel(d ratelimit.Decision) string {

@@ -27,6 +27,9 @@ type metrics struct {
 	wafMatches *prometheus.CounterVec   // rule, action
 	rateLimit  *prometheus.CounterVec   // policy, decision
 
+	// denyCounters are denies' children, one per typed reason, resolved once.
+	denyCounters [numDenyReasons]prometheus.Counter
+
 	// counters caches the request counter per label set so the hot path does no label hashing.
 	counters sync.Map // reqKey → prometheus.Counter
 }
@@ -57,6 +60,9 @@ func newMetrics() *metrics {
 		Help: "WAF rule matches by rule id and the request's action."}, []string{"rule", "action"})
 	m.rateLimit = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_ratelimit_decisions_total",
 		Help: "Request rate-limit decisions by policy and decision."}, []string{"policy", "decision"})
+	for why := denyNone + 1; why < numDenyReasons; why++ {
+		m.denyCounters[why] = m.denies.WithLabelValues(why.String())
+	}
 	memoHits := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edge_waf_memo_hits_total",
 		Help: "Header values the WAF's header memo let evaluation skip (waf.memo_entries)."},
 		func() float64 { return float64(waf.ReadStats().MemoHits) })
@@ -82,19 +88,13 @@ func (m *metrics) observe(ex *exchange, status int) {
 	if ex.upstream != "" {
 		m.upstream.WithLabelValues(ex.backend).Observe(ex.upTime.Seconds())
 	}
-	if ex.reason != "" {
-		m.denies.WithLabelValues(reasonLabel(ex.reason)).Inc()
-	}
 }
 
-// reasonLabel keeps the typed part of a reason ("backend_error: dial tcp …" → "backend_error").
-func reasonLabel(r string) string {
-	for i := 0; i < len(r); i++ {
-		if r[i] == ':' {
-			return r[:i]
-		}
+// deny counts one response edge made itself, by its typed reason.
+func (m *metrics) deny(why denyReason) {
+	if why != denyNone {
+		m.denyCounters[why].Inc()
 	}
-	return r
 }
 
 func (m *metrics) handler() http.Handler {

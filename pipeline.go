@@ -68,13 +68,28 @@ func (s *Server) recoverPanic(rec *recorder, r *http.Request, ex *exchange) {
 		panic(p)
 	}
 	s.log.Error("panic serving a request", "request_id", ex.id, "panic", p, "stack", string(debug.Stack()))
-	s.m.denies.WithLabelValues("internal_error").Inc()
 	if rec.status == 0 {
-		writeError(rec, http.StatusInternalServerError, ex.id)
+		s.respond(rec, r, ex, deny(denyInternal, "panic"))
+	} else {
+		s.m.deny(denyInternal)
 	}
 }
 
+// pipeline runs the stages in order and then answers: the first stage that denies the request
+// decides its response, written by respond; a request every stage lets through is answered by its
+// route (redirect, fixed response) or forwarded.
 func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if d := s.decide(w, r, ex); d.denied() {
+		s.respond(w, r, ex, d)
+		return
+	}
+	s.answer(w, r, ex)
+}
+
+// decide runs every stage ahead of the answer: peer and client address, 0-RTT policy, request
+// shape, canonical host and path, fingerprint verdict, route, body limit, request rate limit and
+// the WAF. It returns the first denial, or pass.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) decision {
 	snap := ex.snap
 	ex.conn = connFactsFrom(r.Context())
 	ex.peer = remoteAddr(r.RemoteAddr)
@@ -85,49 +100,56 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 	}
 	if ex.inEarlyData() {
 		ex.early = true
-		if !earlyForwardable(r) && !s.awaitEarly(w, r, ex) {
-			return
+		if !earlyForwardable(r) {
+			if d := s.awaitEarly(r, ex); d.denied() {
+				return d
+			}
 		}
 	}
 	if r.Method == http.MethodConnect && !isExtendedConnect(r) {
 		// edge is a reverse proxy, never a forward one: a plain CONNECT names no resource here.
-		s.deny(w, r, ex, denyNotImplemented, "plain CONNECT")
-		return
+		return deny(denyNotImplemented, "plain CONNECT")
 	}
 
 	host, err := routes.CanonicalHost(r.Host)
 	if err != nil {
-		s.deny(w, r, ex, denyBadRequest, "invalid host")
-		return
+		return deny(denyBadRequest, "invalid host")
 	}
 	ex.host = host
 	path, err := routes.CanonicalPath(r.URL.EscapedPath(), snap.cfg.Server.AmbiguousPaths)
 	if err != nil {
-		s.deny(w, r, ex, denyBadRequest, err.Error())
-		return
+		return deny(denyBadRequest, err.Error())
 	}
 	ex.path = path
 
 	if s.classify(ex, r) == fingerprint.ActionBlock {
-		s.deny(w, r, ex, denyFingerprint, "")
-		return
+		return deny(denyFingerprint, "")
 	}
 
 	rt := snap.table.Match(ex.host, ex.path, r.Method, r.Header.Get)
 	if rt == nil {
-		s.deny(w, r, ex, denyNoRoute, "")
-		return
+		return deny(denyNoRoute, "")
 	}
 	ex.rt = rt
 	ex.route = rt.Name
-	if !s.limitBody(w, r, ex) || !s.limitRequest(w, r, ex) || !s.inspect(w, r, ex) {
-		return
+	if d := limitBody(w, r, ex); d.denied() {
+		return d
 	}
+	if d := s.limitRequest(r, ex); d.denied() {
+		return d
+	}
+	return s.inspect(w, r, ex)
+}
+
+// answer serves a request the stages let through: the route's redirect or fixed response, or the
+// backend's.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	rt := ex.rt
 	switch rt.Action {
 	case routes.ActionRedirect:
 		loc, ok := rt.AppendLocation(nil, ex.host, ex.path, r.URL.RawQuery)
 		if !ok {
-			s.deny(w, r, ex, denyBadRequest, "redirect location")
+			s.respond(w, r, ex, deny(denyBadRequest, "redirect location"))
 			return
 		}
 		rt.ResponseHeaders.Apply(w.Header())
@@ -150,20 +172,19 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 // limitBody applies the route's max_body_bytes: a declared length over it is refused at once, and
 // bodies without a declared length (chunked, HTTP/2 and HTTP/3 streams) are cut off where they cross
 // it, which the WAF's read-ahead or the forwarder turns into 413.
-func (s *Server) limitBody(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+func limitBody(w http.ResponseWriter, r *http.Request, ex *exchange) decision {
 	max := ex.rt.MaxBodyBytes
 	if max <= 0 || isExtendedConnect(r) {
 		// A WebSocket tunnel's stream is not a request body (as after an HTTP/1.1 Upgrade).
-		return true
+		return pass
 	}
 	if r.ContentLength > max {
-		s.deny(w, r, ex, denyBodyTooLarge, "")
-		return false
+		return deny(denyBodyTooLarge, "")
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, max)
 	}
-	return true
+	return pass
 }
 
 // forward sends the request to the route's backend, within the route's body limit and timeout.
@@ -176,8 +197,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, r
 	}
 	// An early request with a body after all (or one of unknown length) waits for the handshake
 	// like any other request that is not safe to replay.
-	if ex.early && r.ContentLength != 0 && !s.awaitEarly(w, r, ex) {
-		return
+	if ex.early && r.ContentLength != 0 {
+		if d := s.awaitEarly(r, ex); d.denied() {
+			s.respond(w, r, ex, d)
+			return
+		}
 	}
 	if ex.early {
 		s.early[earlyForwarded].Add(1)

@@ -3,14 +3,18 @@ package edge
 import (
 	"net/http"
 	"strconv"
+	"strings"
+
+	"edge/ratelimit"
 )
 
 // denyReason is the typed cause of a response edge makes itself instead of the backend. The cause is
 // logged and counted; the client sees only the status text and the request id.
-type denyReason int
+type denyReason uint8
 
 const (
-	denyBadRequest denyReason = iota + 1
+	denyNone denyReason = iota
+	denyBadRequest
 	denyNoRoute
 	denyBackendDown
 	denyBackendTimeout
@@ -21,12 +25,16 @@ const (
 	denyBanned
 	denyNotImplemented
 	denyTooEarly
+	denyWAF
+	denyInternal
+	numDenyReasons
 )
 
-var denyInfo = [...]struct {
+var denyInfo = [numDenyReasons]struct {
 	status int
 	name   string // the typed reason, as logged and counted
 }{
+	denyNone:           {http.StatusOK, ""},
 	denyBadRequest:     {http.StatusBadRequest, "bad_request"},
 	denyNoRoute:        {http.StatusNotFound, "no_route"},
 	denyBackendDown:    {http.StatusBadGateway, "backend_error"},
@@ -38,17 +46,59 @@ var denyInfo = [...]struct {
 	denyBanned:         {http.StatusForbidden, "banned"},
 	denyNotImplemented: {http.StatusNotImplemented, "not_implemented"},
 	denyTooEarly:       {http.StatusTooEarly, "too_early"},
+	denyWAF:            {http.StatusForbidden, "waf_block"},
+	denyInternal:       {http.StatusInternalServerError, "internal_error"},
 }
 
-// deny is the one place that maps an edge-made decision to a response: the status, a small JSON body
-// carrying the request id, and the typed reason recorded for the access log. detail is logged only.
-func (s *Server) deny(w http.ResponseWriter, r *http.Request, ex *exchange, why denyReason, detail string) {
-	info := denyInfo[why]
-	ex.reason = info.name
-	if detail != "" {
-		ex.reason += ": " + detail
+// String returns the reason's name as it appears in metrics labels and the access log.
+func (r denyReason) String() string { return denyInfo[r].name }
+
+// Status returns the HTTP status a denial for this reason answers with.
+func (r denyReason) Status() int { return denyInfo[r].status }
+
+// decision is what a pipeline stage returns: the zero value lets the request go on; any other is a
+// denial with its typed reason and a detail that is logged, never sent to the client.
+type decision struct {
+	reason denyReason
+	detail string
+}
+
+// pass is the decision that lets a request go on.
+var pass decision
+
+func deny(why denyReason, detail string) decision { return decision{reason: why, detail: detail} }
+
+// denied reports whether the decision stops the request.
+func (d decision) denied() bool { return d.reason != denyNone }
+
+// respond is the one place that turns a denial into a response, whatever stage made it: it records
+// the typed reason and its detail for the access log, counts it, sets the headers the reason calls
+// for (RateLimit-* and Retry-After for 429) and writes the body — the WAF's block page, chosen by
+// Accept, or a small JSON error naming the request id.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d decision) {
+	ex.reason, ex.detail = d.reason, d.detail
+	s.m.deny(d.reason)
+	h := w.Header()
+	switch d.reason {
+	case denyRateLimited:
+		var buf [128]byte
+		h.Set("RateLimit-Policy", string(ratelimit.AppendRateLimitPolicy(buf[:0], &ex.limit)))
+		h.Set("RateLimit", string(ratelimit.AppendRateLimit(buf[:0], &ex.limit)))
+		h.Set("Retry-After", string(ratelimit.AppendRetryAfter(buf[:0], &ex.limit)))
+	case denyWAF:
+		html := prefersHTML(r.Header.Get("Accept"))
+		if html {
+			h.Set("Content-Type", "text/html; charset=utf-8")
+		} else {
+			h.Set("Content-Type", "application/json")
+		}
+		h.Set("Cache-Control", "no-store")
+		h.Del("Content-Length")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write(ex.waf.BlockBody(ex.id, html))
+		return
 	}
-	writeError(w, info.status, ex.id)
+	writeError(w, d.reason.Status(), ex.id)
 }
 
 // writeError writes a JSON error body: {"status":502,"error":"Bad Gateway","request_id":"…"}. The
@@ -70,4 +120,14 @@ func writeError(w http.ResponseWriter, status int, requestID string) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// prefersHTML reports whether an Accept header asks for HTML before JSON.
+func prefersHTML(accept string) bool {
+	h := strings.Index(accept, "text/html")
+	if h < 0 {
+		return false
+	}
+	j := strings.Index(accept, "application/json")
+	return j < 0 || h < j
 }

@@ -323,7 +323,7 @@ func (s *Server) serveCleartext(w http.ResponseWriter, r *http.Request) { s.serv
 func (s *Server) redirectToHTTPS(w http.ResponseWriter, r *http.Request) {
 	host, err := routes.CanonicalHost(r.Host)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, s.ids.next())
+		s.respond(w, r, &exchange{id: s.ids.next()}, deny(denyBadRequest, "invalid host"))
 		return
 	}
 	if _, port, err := net.SplitHostPort(s.cfg.Listen.HTTPS); err == nil && port != "443" {

@@ -544,7 +544,9 @@ func (s *Server) requestTotals() statusRequests {
 			}
 		case "edge_denied_total":
 			for _, m := range mf.GetMetric() {
-				out.Denied = addCount(out.Denied, labelValue(m.GetLabel(), "reason"), uint64(m.GetCounter().GetValue()))
+				if v := uint64(m.GetCounter().GetValue()); v > 0 { // every reason is exported, most at 0
+					out.Denied = addCount(out.Denied, labelValue(m.GetLabel(), "reason"), v)
+				}
 			}
 		}
 	}

@@ -56,7 +56,7 @@ const tunnelHandshakeTimeout = 30 * time.Second
 func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchange, timeout time.Duration) {
 	s := b.srv
 	if proto := connectProtocol(r); !strings.EqualFold(proto, "websocket") {
-		s.deny(w, r, ex, denyNotImplemented, "extended CONNECT protocol "+proto)
+		s.respond(w, r, ex, deny(denyNotImplemented, "extended CONNECT protocol "+proto))
 		return
 	}
 	p := b.cfg.Protocol
@@ -64,7 +64,7 @@ func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchan
 		p = upstream.DefaultBackendConfig().Protocol
 	}
 	if p != upstream.ProtoH1 && p != upstream.ProtoH1TLS {
-		s.deny(w, r, ex, denyNotImplemented, "WebSocket over HTTP/2 and HTTP/3 needs an h1 or h1-tls backend, "+b.name+" is "+p)
+		s.respond(w, r, ex, deny(denyNotImplemented, "WebSocket over HTTP/2 and HTTP/3 needs an h1 or h1-tls backend, "+b.name+" is "+p))
 		return
 	}
 	ctx := withExchange(r.Context(), ex)
@@ -115,7 +115,7 @@ func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchan
 	conn, ok := resp.Body.(io.ReadWriteCloser)
 	if !ok || !strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") ||
 		resp.Header.Get("Sec-WebSocket-Accept") != websocketAccept(key) {
-		s.deny(w, r, ex, denyBackendDown, "origin's WebSocket handshake is invalid")
+		s.respond(w, r, ex, deny(denyBackendDown, "origin's WebSocket handshake is invalid"))
 		return
 	}
 	cancel() // the handshake is done: from here the tunnel lives as long as the client's stream
