@@ -330,7 +330,7 @@ func sortCounts(c []nameCount) {
 // statusPage is the live status page served at GET / on the admin listener: one self-contained
 // document (inline CSS and JavaScript, no external assets) that polls GET /status.
 //
-//go:embed status.html
+//go:embed admin_status.html
 var statusPage []byte
 
 // statusCSP allows exactly the page's inline script and style (by hash) and fetches to the admin

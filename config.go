@@ -135,6 +135,9 @@ type RouteConfig struct {
 type LoadOptions struct {
 	// Override, when set, changes the decoded configuration before it is validated.
 	Override func(*Config)
+	// Previous is the configuration being replaced (a reload), or nil. Data it compiled from the very
+	// same files — the WAF rule set — is taken over instead of built again.
+	Previous *Config
 }
 
 // LoadFile reads and decodes the configuration at path, strictly, and validates it. The returned
@@ -200,7 +203,7 @@ func LoadWith(name string, data []byte, opts LoadOptions) (*Config, Problems) {
 	}
 	cfg.validate(sink)
 	if !sink.list.HasErrors() {
-		cfg.data = cfg.loadData(sink)
+		cfg.data = cfg.loadData(sink, opts.Previous)
 	}
 	return &cfg, sink.list
 }

@@ -30,7 +30,13 @@ type dataSet struct {
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
-func (c *Config) loadData(s *problemSink) *dataSet {
+// prev, when not nil, is the configuration being replaced: its WAF rule set is taken over when the
+// rule files did not change.
+func (c *Config) loadData(s *problemSink, prev *Config) *dataSet {
+	var prevWAF *wafEngine
+	if prev != nil && prev.data != nil {
+		prevWAF = prev.data.waf
+	}
 	d := &dataSet{}
 	v, err := trust.LoadVerifier(c.Data.TrustedKeys)
 	if err != nil {
@@ -54,7 +60,7 @@ func (c *Config) loadData(s *problemSink) *dataSet {
 	} else {
 		d.fpDB, _ = c.Fingerprint.LoadDB() // the empty database
 	}
-	rules, files, err := loadWAFRules(c.WAF.RulesDir, v)
+	rules, digest, files, err := loadWAFRules(c.WAF.RulesDir, v, prevWAF)
 	d.files = append(d.files, files...)
 	if err != nil {
 		s.errorf("waf.rules_dir", err.Error())
@@ -63,7 +69,7 @@ func (c *Config) loadData(s *problemSink) *dataSet {
 		s.errorf("waf", err.Error())
 		ok = false
 	} else {
-		d.waf = &wafEngine{rules: rules, global: global, perRoute: per}
+		d.waf = &wafEngine{rules: rules, digest: digest, global: global, perRoute: per}
 	}
 
 	lists := []struct {

@@ -2,16 +2,37 @@
 // strict decoding, validation), the compiled snapshot every request is served from, the listeners, the
 // one request pipeline shared by HTTP/1.1, HTTP/2 and HTTP/3, and the forwarding to backends.
 //
-// Request path: a listener accepts a connection (TLS terminated for https), net/http or quic-go parses
-// the request, and [Server.ServeHTTP] runs the pipeline: strip client-sent Edge-* headers, canonicalise
-// host and path once, match a route, run the security stages, then answer (redirect, fixed response) or
-// forward to the route's backend pool. Every decision is a value mapped to a response in one place
-// (respond.go) and written to the access log.
+// The files are named for the concern they hold, in the order a request meets them:
+//
+//	server.go            Server: NewServer, Start, Shutdown, Run
+//	listen*.go           listeners: TCP/UDP binding (listen.go), connection admission before any TLS
+//	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
+//	                     (listen_tls.go), QUIC and HTTP/3 (listen_h3.go, listen_quic_retry.go), the
+//	                     cleartext listener (listen_http.go)
+//	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
+//	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_ratelimit.go,
+//	                     pipeline_waf.go; every denial is a decision written by pipeline_respond.go;
+//	                     pipeline_exchange.go is the per-request state, pipeline_requestid.go its id
+//	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
+//	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
+//	log_access.go        the access log line written when a request ends
+//	config*.go           the configuration: decoding (config.go), defaults, validation, problems and
+//	                     their lines, data files (config_data.go, config_waf.go) and the compiled
+//	                     Snapshot (config_snapshot.go)
+//	reload*.go           hot reload: Server.Reload and the file watcher
+//	admin*.go            the admin listener: handlers, metrics, collectors and the status page
+//	tool_*.go            entry points for the CLI's tools (edge waf eval)
+//
+// A request over TCP: listen_admit.go (connection limiter, bans) → listen_tls.go (handshake,
+// JA3/JA4) → net/http → pipeline.go (Server.ServeHTTP: strip client-sent Edge-* headers, canonical
+// host and path, route) with its stages → pipeline_respond.go for a denial, or forward.go →
+// log_access.go. Over QUIC the first two are listen_quic_retry.go and listen_h3.go; the rest is the
+// same.
 //
 // Concurrency and reload: the configuration is compiled into an immutable [Snapshot] held behind an
 // atomic.Pointer. A request loads the pointer once and uses that snapshot from start to end, so a
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
-// The capability packages (tls, fingerprint, waf, ratelimit, routes) are leaves: they exchange plain
-// values with this package and never import it.
+// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust) are
+// leaves: they exchange plain values with this package and never import it.
 package edge

@@ -253,3 +253,35 @@ func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 }
+
+// forward sends the request to the route's backend, within the route's body limit and timeout.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, rt *routes.Compiled) {
+	b := ex.snap.backends[rt.Backend]
+	ex.backend = b.name
+	if isExtendedConnect(r) {
+		b.serveTunnel(w, r, ex, rt.Timeout)
+		return
+	}
+	// An early request with a body after all (or one of unknown length) waits for the handshake
+	// like any other request that is not safe to replay.
+	if ex.early && r.ContentLength != 0 {
+		if d := s.awaitEarly(r, ex); d.denied() {
+			s.respond(w, r, ex, d)
+			return
+		}
+	}
+	if ex.early {
+		s.early[earlyForwarded].Add(1)
+	}
+	ctx := withExchange(r.Context(), ex)
+	if b.cfg.LB == upstream.LBHashIP {
+		// Behind trusted proxies the socket address is the proxy's: hash the resolved client.
+		ctx = upstream.WithHashKey(ctx, ex.client.String())
+	}
+	if rt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, rt.Timeout)
+		defer cancel()
+	}
+	b.serve(w, r.WithContext(ctx))
+}

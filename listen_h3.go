@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"edge/fingerprint"
 	"edge/tls"
 )
 
@@ -123,4 +126,80 @@ func (f *h3Front) shutdown(ctx context.Context) error {
 // altSvcValue is the Alt-Svc header advertising HTTP/3 on port.
 func altSvcValue(port int) string {
 	return `h3=":` + strconv.Itoa(port) + `"; ma=86400`
+}
+
+// quicHellos carries the fingerprint of a QUIC ClientHello, seen in GetConfigForClient, to the
+// connection it belongs to, found in http3's ConnContext; both know the client's address. Entries
+// are taken once, and stale ones (a handshake that never completed) are swept.
+type quicHellos struct {
+	mu sync.Mutex
+	m  map[netip.AddrPort]quicHello
+}
+
+type quicHello struct {
+	fp   fingerprint.Fingerprints
+	seen time.Time
+}
+
+func (q *quicHellos) put(addr net.Addr, fp fingerprint.Fingerprints) {
+	ap, ok := addrPort(addr)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.m == nil {
+		q.m = map[netip.AddrPort]quicHello{}
+	}
+	if len(q.m) > 1024 {
+		for k, v := range q.m {
+			if now.Sub(v.seen) > quicHelloTTL {
+				delete(q.m, k)
+			}
+		}
+	}
+	q.m[ap] = quicHello{fp: fp, seen: now}
+}
+
+func (q *quicHellos) take(addr net.Addr) (fingerprint.Fingerprints, bool) {
+	ap, ok := addrPort(addr)
+	if !ok {
+		return fingerprint.Fingerprints{}, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h, ok := q.m[ap]
+	delete(q.m, ap)
+	return h.fp, ok
+}
+
+func addrPort(a net.Addr) (netip.AddrPort, bool) {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		return v.AddrPort(), true
+	case *net.TCPAddr:
+		return v.AddrPort(), true
+	}
+	if a == nil {
+		return netip.AddrPort{}, false
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	return ap, err == nil
+}
+
+// onClientHello is the Terminator's hook: for QUIC connections (crypto/tls's QUIC API gives no raw
+// record bytes) the fingerprint is computed from the ClientHelloInfo, extensions in wire order.
+func (s *Server) onClientHello(chi *stdtls.ClientHelloInfo) {
+	if chi.Conn == nil {
+		return
+	}
+	if _, isTCP := chi.Conn.(*edgeConn); isTCP {
+		return
+	}
+	if _, isTCP := chi.Conn.LocalAddr().(*net.TCPAddr); isTCP {
+		return
+	}
+	h := fingerprint.FromClientHelloInfo(chi)
+	s.quicHellos.put(chi.Conn.RemoteAddr(), fingerprint.Compute(&h, fingerprint.QUIC))
 }

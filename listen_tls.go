@@ -5,7 +5,6 @@ import (
 	stdtls "crypto/tls"
 	"errors"
 	"net"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -168,80 +167,4 @@ func tcpConnContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// quicHellos carries the fingerprint of a QUIC ClientHello, seen in GetConfigForClient, to the
-// connection it belongs to, found in http3's ConnContext; both know the client's address. Entries
-// are taken once, and stale ones (a handshake that never completed) are swept.
-type quicHellos struct {
-	mu sync.Mutex
-	m  map[netip.AddrPort]quicHello
-}
-
-type quicHello struct {
-	fp   fingerprint.Fingerprints
-	seen time.Time
-}
-
 const quicHelloTTL = 30 * time.Second
-
-func (q *quicHellos) put(addr net.Addr, fp fingerprint.Fingerprints) {
-	ap, ok := addrPort(addr)
-	if !ok {
-		return
-	}
-	now := time.Now()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.m == nil {
-		q.m = map[netip.AddrPort]quicHello{}
-	}
-	if len(q.m) > 1024 {
-		for k, v := range q.m {
-			if now.Sub(v.seen) > quicHelloTTL {
-				delete(q.m, k)
-			}
-		}
-	}
-	q.m[ap] = quicHello{fp: fp, seen: now}
-}
-
-func (q *quicHellos) take(addr net.Addr) (fingerprint.Fingerprints, bool) {
-	ap, ok := addrPort(addr)
-	if !ok {
-		return fingerprint.Fingerprints{}, false
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	h, ok := q.m[ap]
-	delete(q.m, ap)
-	return h.fp, ok
-}
-
-func addrPort(a net.Addr) (netip.AddrPort, bool) {
-	switch v := a.(type) {
-	case *net.UDPAddr:
-		return v.AddrPort(), true
-	case *net.TCPAddr:
-		return v.AddrPort(), true
-	}
-	if a == nil {
-		return netip.AddrPort{}, false
-	}
-	ap, err := netip.ParseAddrPort(a.String())
-	return ap, err == nil
-}
-
-// onClientHello is the Terminator's hook: for QUIC connections (crypto/tls's QUIC API gives no raw
-// record bytes) the fingerprint is computed from the ClientHelloInfo, extensions in wire order.
-func (s *Server) onClientHello(chi *stdtls.ClientHelloInfo) {
-	if chi.Conn == nil {
-		return
-	}
-	if _, isTCP := chi.Conn.(*edgeConn); isTCP {
-		return
-	}
-	if _, isTCP := chi.Conn.LocalAddr().(*net.TCPAddr); isTCP {
-		return
-	}
-	h := fingerprint.FromClientHelloInfo(chi)
-	s.quicHellos.put(chi.Conn.RemoteAddr(), fingerprint.Compute(&h, fingerprint.QUIC))
-}

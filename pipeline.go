@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 
 	"edge/fingerprint"
 	"edge/routes"
-	"edge/upstream"
 )
 
 // ServeHTTP is the one request pipeline, the same for HTTP/1.1, HTTP/2 and HTTP/3:
@@ -185,60 +183,6 @@ func limitBody(w http.ResponseWriter, r *http.Request, ex *exchange) decision {
 		r.Body = http.MaxBytesReader(w, r.Body, max)
 	}
 	return pass
-}
-
-// forward sends the request to the route's backend, within the route's body limit and timeout.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, rt *routes.Compiled) {
-	b := ex.snap.backends[rt.Backend]
-	ex.backend = b.name
-	if isExtendedConnect(r) {
-		b.serveTunnel(w, r, ex, rt.Timeout)
-		return
-	}
-	// An early request with a body after all (or one of unknown length) waits for the handshake
-	// like any other request that is not safe to replay.
-	if ex.early && r.ContentLength != 0 {
-		if d := s.awaitEarly(r, ex); d.denied() {
-			s.respond(w, r, ex, d)
-			return
-		}
-	}
-	if ex.early {
-		s.early[earlyForwarded].Add(1)
-	}
-	ctx := withExchange(r.Context(), ex)
-	if b.cfg.LB == upstream.LBHashIP {
-		// Behind trusted proxies the socket address is the proxy's: hash the resolved client.
-		ctx = upstream.WithHashKey(ctx, ex.client.String())
-	}
-	if rt.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, rt.Timeout)
-		defer cancel()
-	}
-	b.serve(w, r.WithContext(ctx))
-}
-
-// classify looks the connection's fingerprint up in the database and checks the User-Agent against
-// it. It returns the strongest action: a database "block", or a UA mismatch under
-// ua_mismatch_action = "block".
-func (s *Server) classify(ex *exchange, r *http.Request) fingerprint.Action {
-	if ex.conn == nil || ex.conn.fp.JA4 == "" {
-		return fingerprint.ActionNone
-	}
-	m, ok := ex.snap.fpDB.Lookup(&ex.conn.fp)
-	if !ok {
-		return fingerprint.ActionNone
-	}
-	ex.fpMatch, ex.fpMatched = m, true
-	act := m.Action
-	if ua := ex.snap.cfg.Fingerprint.UAMismatchVerdict(r.UserAgent(), m.Class); ua != fingerprint.ActionNone {
-		ex.uaMismatch = true
-		if ua == fingerprint.ActionBlock {
-			act = fingerprint.ActionBlock
-		}
-	}
-	return act
 }
 
 // Edge-* headers: the edge sets these for backends; a client can never supply them.

@@ -69,10 +69,11 @@ func (s *Server) Reload(trigger string) ReloadResult {
 		cfg      *Config
 		problems Problems
 	)
+	opts := LoadOptions{Previous: s.snap.Load().cfg}
 	if s.cfg.File == DefaultConfigName {
-		cfg, problems = LoadDefault()
+		cfg, problems = LoadWith(DefaultConfigName, DefaultConfigTOML, opts)
 	} else {
-		cfg, problems = LoadFile(s.cfg.File)
+		cfg, problems = LoadFileWith(s.cfg.File, opts)
 	}
 	res.Problems = problems
 	if cfg == nil || problems.HasErrors() {

@@ -11,15 +11,11 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "edge/internal/h2xconnect" // RFC 8441 extended CONNECT in the HTTP/2 server (WebSocket over HTTP/2)
 	"edge/proxyproto"
-	"edge/routes"
 	"edge/tls"
 )
 
@@ -313,81 +309,4 @@ func (s *Server) Run(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-// serveCleartext runs the pipeline for listen.http_mode = "serve".
-func (s *Server) serveCleartext(w http.ResponseWriter, r *http.Request) { s.serve(w, r, "http") }
-
-// redirectToHTTPS answers cleartext requests with a 308 to the same host and path on the https
-// listener.
-func (s *Server) redirectToHTTPS(w http.ResponseWriter, r *http.Request) {
-	host, err := routes.CanonicalHost(r.Host)
-	if err != nil {
-		s.respond(w, r, &exchange{id: s.ids.next()}, deny(denyBadRequest, "invalid host"))
-		return
-	}
-	if _, port, err := net.SplitHostPort(s.cfg.Listen.HTTPS); err == nil && port != "443" {
-		if a := s.Addr("https"); a != nil {
-			port = strconv.Itoa(a.(*net.TCPAddr).Port)
-		}
-		if strings.Contains(host, ":") && host[0] != '[' {
-			host = "[" + host + "]"
-		}
-		host += ":" + port
-	}
-	w.Header().Set("Location", "https://"+host+r.URL.RequestURI())
-	w.WriteHeader(http.StatusPermanentRedirect)
-}
-
-func (s *Server) adminHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	mux.Handle("GET /metrics", s.m.handler())
-	status := s.statusHandler(s.status)
-	mux.Handle("GET /{$}", status)
-	mux.Handle("GET /status", status)
-	mux.HandleFunc("GET /reload", s.reloadHandler)
-	mux.HandleFunc("POST /reload", s.reloadHandler)
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		if !s.started.Load() || s.snap.Load() == nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, "not ready\n")
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-	return mux
-}
-
-// listenTCPAndUDP binds the https listener's TCP port and the same UDP port for HTTP/3. With port 0
-// the kernel picks a free TCP port whose UDP twin may already be taken (by any UDP socket, a QUIC
-// client's included), so an ephemeral pair is retried a few times; a fixed port is tried once and
-// its error reported as is.
-func listenTCPAndUDP(addr string) (net.Listener, *net.UDPConn, error) {
-	_, port, _ := net.SplitHostPort(addr)
-	attempts := 1
-	if port == "0" {
-		attempts = 20
-	}
-	var err error
-	for range attempts {
-		var ln net.Listener
-		ln, err = net.Listen("tcp", addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		ta := ln.Addr().(*net.TCPAddr)
-		var udp *net.UDPConn
-		udp, err = net.ListenUDP("udp", &net.UDPAddr{IP: ta.IP, Port: ta.Port, Zone: ta.Zone})
-		if err == nil {
-			return ln, udp, nil
-		}
-		ln.Close()
-		err = fmt.Errorf("udp for http/3: %w", err)
-	}
-	return nil, nil, err
 }

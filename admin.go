@@ -1,0 +1,32 @@
+package edge
+
+import (
+	"io"
+	"net/http"
+)
+
+// adminHandler serves the admin listener: liveness (/healthz), readiness (/readyz), Prometheus
+// metrics (/metrics), the status page (/ and /status) and reloads (/reload).
+func (s *Server) adminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.Handle("GET /metrics", s.m.handler())
+	status := s.statusHandler(s.status)
+	mux.Handle("GET /{$}", status)
+	mux.Handle("GET /status", status)
+	mux.HandleFunc("GET /reload", s.reloadHandler)
+	mux.HandleFunc("POST /reload", s.reloadHandler)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if !s.started.Load() || s.snap.Load() == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "not ready\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	return mux
+}
