@@ -1,7 +1,7 @@
 package upstream
 
 import (
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"crypto/x509"
 	"errors"
 	"net"
@@ -297,9 +297,9 @@ func checkAddress(a string) string {
 }
 
 // buildTLS returns the client TLS configuration; it reads the CA bundle and the key pair.
-func buildTLS(c TLSConfig) (*tls.Config, error) {
-	tc := &tls.Config{
-		MinVersion:         tls.VersionTLS12,
+func buildTLS(c TLSConfig) (*stdtls.Config, error) {
+	tc := &stdtls.Config{
+		MinVersion:         stdtls.VersionTLS12,
 		ServerName:         c.ServerName,
 		InsecureSkipVerify: c.InsecureSkipVerify, // #nosec G402 -- opt-in, warned by Validate
 	}
@@ -318,11 +318,11 @@ func buildTLS(c TLSConfig) (*tls.Config, error) {
 		return nil, errors.New("cert_file and key_file go together")
 	}
 	if c.CertFile != "" {
-		pair, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		pair, err := stdtls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
 			return nil, errors.New("cert_file: " + err.Error())
 		}
-		tc.Certificates = []tls.Certificate{pair}
+		tc.Certificates = []stdtls.Certificate{pair}
 	}
 	return tc, nil
 }

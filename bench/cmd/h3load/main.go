@@ -11,7 +11,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -76,7 +76,7 @@ func main() {
 	transports := make([]*http3.Transport, *conns)
 	for i := range transports {
 		tr := &http3.Transport{
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{http3.NextProtoH3}},
+			TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true, NextProtos: []string{http3.NextProtoH3}},
 			QUICConfig:      &quic.Config{MaxIdleTimeout: 30 * time.Second},
 		}
 		transports[i] = tr
