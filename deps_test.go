@@ -63,6 +63,7 @@ var allowedImports = map[string][]string{
 	"edge/waf":      {"github.com/BurntSushi/toml"},
 
 	// Shared machinery.
+	"edge/internal/dirwatch":   {"github.com/fsnotify/fsnotify"},
 	"edge/internal/h2xconnect": nil,
 
 	// The WAF's corpus measurement, used by its floor tests and scripts/waf.
