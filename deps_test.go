@@ -33,6 +33,7 @@ import (
 var allowedImports = map[string][]string{
 	"edge": {
 		"edge/fingerprint",
+		"edge/internal/dirwatch",
 		"edge/internal/h2xconnect",
 		"edge/proxyproto",
 		"edge/ratelimit",
@@ -42,7 +43,6 @@ var allowedImports = map[string][]string{
 		"edge/upstream",
 		"edge/waf",
 		"github.com/BurntSushi/toml",
-		"github.com/fsnotify/fsnotify",
 		"github.com/prometheus/client_golang",
 		"github.com/quic-go/quic-go",
 	},
@@ -50,11 +50,11 @@ var allowedImports = map[string][]string{
 	// Capability packages: leaves.
 	"edge/fingerprint": {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
 	"edge/proxyproto":  nil,
-	"edge/ratelimit":   {"github.com/fsnotify/fsnotify", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
+	"edge/ratelimit":   {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
 	"edge/routes":      nil,
 	"edge/tls": {
 		"edge/fingerprint",
-		"github.com/fsnotify/fsnotify",
+		"edge/internal/dirwatch",
 		"golang.org/x/crypto/cryptobyte",
 		"golang.org/x/crypto/ocsp",
 	},
