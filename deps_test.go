@@ -73,7 +73,7 @@ var allowedImports = map[string][]string{
 	"edge/cmd/edge": {"edge", "edge/fingerprint", "edge/tls", "edge/trust", "edge/waf"},
 
 	// Tools.
-	"edge/bench/cmd/benchrun":    {"github.com/quic-go/quic-go/http3"},
+	"edge/bench/cmd/benchrun":    {"edge/tls", "github.com/quic-go/quic-go/http3"},
 	"edge/bench/cmd/h3load":      {"github.com/quic-go/quic-go"},
 	"edge/bench/cmd/hsload":      nil,
 	"edge/fuzz/gofuzz":           {"edge", "edge/fingerprint", "edge/proxyproto", "edge/ratelimit", "edge/routes", "edge/waf"},
