@@ -4,6 +4,7 @@ import (
 	stdtls "crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"net/textproto"
 	"os"
@@ -306,7 +307,7 @@ func buildTLS(c TLSConfig) (*stdtls.Config, error) {
 	if c.CAFile != "" {
 		pem, err := os.ReadFile(c.CAFile)
 		if err != nil {
-			return nil, errors.New("ca_file: " + err.Error())
+			return nil, fmt.Errorf("ca_file: %w", err)
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
@@ -320,7 +321,7 @@ func buildTLS(c TLSConfig) (*stdtls.Config, error) {
 	if c.CertFile != "" {
 		pair, err := stdtls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
-			return nil, errors.New("cert_file: " + err.Error())
+			return nil, fmt.Errorf("cert_file: %w", err)
 		}
 		tc.Certificates = []stdtls.Certificate{pair}
 	}
