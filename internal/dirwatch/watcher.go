@@ -15,7 +15,8 @@ import (
 // Options says what a Watcher watches and whom it tells.
 type Options struct {
 	// Paths returns the files and directories to watch (see NewSet). New calls it once, and Run
-	// again after every OnChange, so the watched set follows what the owner loaded.
+	// again after every OnChange, so the watched set follows what the owner loaded. It must not
+	// be nil.
 	Paths func() []string
 	// Debounce is how long a burst of relevant events must be quiet before OnChange is called, so
 	// a writer replacing two files one after the other causes one call.
