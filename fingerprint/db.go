@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -57,12 +58,12 @@ type dbEntry struct {
 func LoadDB(path string) (*DB, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, errors.New("fingerprint: " + err.Error())
+		return nil, fmt.Errorf("fingerprint: %w", err)
 	}
 	defer f.Close()
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(io.LimitReader(f, MaxDBBytes+1)); err != nil {
-		return nil, errors.New("fingerprint: " + path + ": " + err.Error())
+		return nil, fmt.Errorf("fingerprint: %s: %w", path, err)
 	}
 	if buf.Len() > MaxDBBytes {
 		return nil, errors.New("fingerprint: " + path + ": database larger than 8 MiB")
@@ -91,7 +92,7 @@ func ParseDB(data []byte, name string) (*DB, error) {
 				return nil, errors.New("fingerprint: " + name + ":" + rest[:n] + ":" + rest[n:])
 			}
 		}
-		return nil, errors.New("fingerprint: " + name + ": " + msg)
+		return nil, fmt.Errorf("fingerprint: %s: %w", name, err)
 	}
 	lines := entryLines(data)
 	var errs []error

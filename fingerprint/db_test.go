@@ -2,6 +2,8 @@ package fingerprint
 
 import (
 	stdtls "crypto/tls"
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -191,5 +193,17 @@ func TestShippedDB(t *testing.T) {
 	}
 	for id := range want {
 		t.Errorf("vector %s not in the corpus", id)
+	}
+}
+
+// TestLoadDBWrapsCause: the load error keeps its cause for errors.Is, and its text.
+func TestLoadDBWrapsCause(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "absent.toml")
+	_, err := LoadDB(missing)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("got %v, want an error wrapping fs.ErrNotExist", err)
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), "fingerprint: open "+missing) {
+		t.Errorf("got %q, want it to start with %q", err, "fingerprint: open "+missing)
 	}
 }

@@ -83,7 +83,7 @@
 // All types are safe for concurrent use. Hot-path calls take one shard lock per
 // table touched and do not allocate in local mode. Bans.ReloadLists swaps the
 // block and allow lists atomically; Bans.WatchLists calls it whenever a list
-// file changes (fsnotify on the files' directories, debounced 100 ms), or the
-// root may call it from its own watcher. A new Config is applied by building a new RateLimit with New
+// file changes (internal/dirwatch on the files' directories, debounced 100 ms),
+// or the root may call it from its own watcher. A new Config is applied by building a new RateLimit with New
 // (counters start empty) and closing the old one.
 package ratelimit

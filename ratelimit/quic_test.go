@@ -5,7 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"crypto/x509"
 	"errors"
 	"math/big"
@@ -16,7 +16,7 @@ import (
 	"github.com/quic-go/quic-go"
 )
 
-func testTLSConfig(t *testing.T) *tls.Config {
+func testTLSConfig(t *testing.T) *stdtls.Config {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -32,8 +32,8 @@ func testTLSConfig(t *testing.T) *tls.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+	return &stdtls.Config{
+		Certificates: []stdtls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
 		NextProtos:   []string{"test"},
 	}
 }
@@ -61,7 +61,7 @@ func TestQUICConnContextRefusesBeforeHandshake(t *testing.T) {
 		}
 	}()
 	addr := udp.LocalAddr().String()
-	clientTLS := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"test"}}
+	clientTLS := &stdtls.Config{InsecureSkipVerify: true, NextProtos: []string{"test"}}
 	dial := func() (*quic.Conn, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -18,11 +18,12 @@
 // never a mix; connections that already finished their handshake are not
 // affected at all. A certificate pair or ECH key that fails to load during
 // a reload keeps its previous version serving; the failure is logged with
-// the file path and counted. Watch runs an fsnotify watcher on the parent
-// directories of every configured file (so rename-into-place and
-// Kubernetes-style "..data" symlink swaps are seen) and calls Reload after
-// a short debounce.
+// the file path and counted. Watch watches the parent directories of every
+// configured file with internal/dirwatch (so rename-into-place,
+// Kubernetes-style "..data" symlink swaps and a recreated directory are
+// seen) and calls Reload after a short debounce.
 //
-// The package is a leaf: it imports no other edge package, and exposes its
-// counters as plain values through Stats.
+// The package is a leaf: it imports no other capability package (only the
+// shared internal/dirwatch), and exposes its counters as plain values
+// through Stats.
 package tls

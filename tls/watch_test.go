@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"edge/internal/dirwatch"
 )
 
 // watchFixture starts Watch and returns a channel signalled after every
@@ -118,23 +120,6 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func TestDebounceDelay(t *testing.T) {
-	t0 := time.Unix(0, 0)
-	for _, tc := range []struct {
-		sinceFirst, want time.Duration
-	}{
-		{0, WatchDebounce},
-		{WatchMaxDelay - WatchDebounce, WatchDebounce},
-		{WatchMaxDelay - 100*time.Millisecond, 100 * time.Millisecond},
-		{WatchMaxDelay, 0},
-		{WatchMaxDelay + time.Hour, 0},
-	} {
-		if got := debounceDelay(t0.Add(tc.sinceFirst), t0); got != tc.want {
-			t.Errorf("debounceDelay(+%v): got %v, want %v", tc.sinceFirst, got, tc.want)
-		}
-	}
-}
-
 func TestWatchRelevant(t *testing.T) {
 	ca := newTestCA(t)
 	dir := t.TempDir()
@@ -143,7 +128,7 @@ func TestWatchRelevant(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Certificates = []CertificateFiles{cf}
 	cfg.CertDir = certDir
-	term := newTestTerminator(t, cfg)
+	set := dirwatch.NewSet(newTestTerminator(t, cfg).watchPaths())
 	for _, tc := range []struct {
 		name string
 		want bool
@@ -155,7 +140,7 @@ func TestWatchRelevant(t *testing.T) {
 		{filepath.Join(dir, "..data"), true},
 		{filepath.Join(certDir, "new.crt"), true},
 	} {
-		if got := term.relevant(tc.name); got != tc.want {
+		if got := set.Relevant(tc.name); got != tc.want {
 			t.Errorf("relevant(%q): got %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -1,9 +1,10 @@
 package upstream
 
 import (
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"net/textproto"
 	"os"
@@ -297,16 +298,16 @@ func checkAddress(a string) string {
 }
 
 // buildTLS returns the client TLS configuration; it reads the CA bundle and the key pair.
-func buildTLS(c TLSConfig) (*tls.Config, error) {
-	tc := &tls.Config{
-		MinVersion:         tls.VersionTLS12,
+func buildTLS(c TLSConfig) (*stdtls.Config, error) {
+	tc := &stdtls.Config{
+		MinVersion:         stdtls.VersionTLS12,
 		ServerName:         c.ServerName,
 		InsecureSkipVerify: c.InsecureSkipVerify, // #nosec G402 -- opt-in, warned by Validate
 	}
 	if c.CAFile != "" {
 		pem, err := os.ReadFile(c.CAFile)
 		if err != nil {
-			return nil, errors.New("ca_file: " + err.Error())
+			return nil, fmt.Errorf("ca_file: %w", err)
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
@@ -318,11 +319,11 @@ func buildTLS(c TLSConfig) (*tls.Config, error) {
 		return nil, errors.New("cert_file and key_file go together")
 	}
 	if c.CertFile != "" {
-		pair, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		pair, err := stdtls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
-			return nil, errors.New("cert_file: " + err.Error())
+			return nil, fmt.Errorf("cert_file: %w", err)
 		}
-		tc.Certificates = []tls.Certificate{pair}
+		tc.Certificates = []stdtls.Certificate{pair}
 	}
 	return tc, nil
 }

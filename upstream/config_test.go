@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -257,5 +259,28 @@ func TestErrorText(t *testing.T) {
 	p := mustPool(t, testConfig(ProtoH1, "127.0.0.1:1"), options{})
 	if p.Name() != "test" {
 		t.Errorf("Name() = %q, want test", p.Name())
+	}
+}
+
+// TestBuildTLSWrapsCause: an unreadable CA or key pair fails with an error that keeps its cause.
+func TestBuildTLSWrapsCause(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "absent.pem")
+	for _, tc := range []struct {
+		name string
+		cfg  TLSConfig
+		want string
+	}{
+		{"ca_file", TLSConfig{CAFile: missing}, "ca_file: open " + missing},
+		{"cert_file", TLSConfig{CertFile: missing, KeyFile: missing}, "cert_file: open " + missing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := buildTLS(tc.cfg)
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("got %v, want an error wrapping fs.ErrNotExist", err)
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("got %q, want it to start with %q", err, tc.want)
+			}
+		})
 	}
 }

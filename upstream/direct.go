@@ -3,7 +3,7 @@ package upstream
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -199,7 +199,7 @@ func (t *directH1) dialConn(ctx context.Context) (net.Conn, net.Conn, error) {
 		return nil, nil, err
 	}
 	raw := c
-	if tc, ok := raw.(*tls.Conn); ok {
+	if tc, ok := raw.(*stdtls.Conn); ok {
 		raw = tc.NetConn()
 	}
 	if cc, ok := raw.(*countedConn); ok {
@@ -310,7 +310,7 @@ func (b *directBody) finish(eof bool) {
 }
 
 // newDirectH1 wraps the Transport of an h1 or h1-tls server.
-func newDirectH1(cfg *BackendConfig, fallback *http.Transport, tc *tls.Config, addr string) *directH1 {
+func newDirectH1(cfg *BackendConfig, fallback *http.Transport, tc *stdtls.Config, addr string) *directH1 {
 	t := &directH1{
 		fallback:      fallback,
 		maxIdle:       cfg.MaxIdlePerServer,
@@ -332,7 +332,7 @@ func newDirectH1(cfg *BackendConfig, fallback *http.Transport, tc *tls.Config, a
 			conf.ServerName = host
 		}
 		conf.NextProtos = []string{"http/1.1"}
-		tlsConn := tls.Client(c, conf)
+		tlsConn := stdtls.Client(c, conf)
 		if err := tlsConn.HandshakeContext(ctx); err != nil {
 			c.Close()
 			return nil, classifyDial(err)

@@ -5,7 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -33,7 +33,7 @@ import (
 type testPKI struct {
 	caFile      string
 	caPool      *x509.CertPool
-	server      tls.Certificate
+	server      stdtls.Certificate
 	clientCert  string
 	clientKey   string
 	otherCAFile string // a CA that signed nothing here
@@ -120,7 +120,7 @@ func makePKI(dir string) *testPKI {
 		caPool:      x509.NewCertPool(),
 	}
 	p.caPool.AddCert(ca)
-	p.server = tls.Certificate{Certificate: [][]byte{srvDER}, PrivateKey: srvKey}
+	p.server = stdtls.Certificate{Certificate: [][]byte{srvDER}, PrivateKey: srvKey}
 	return p
 }
 
@@ -136,9 +136,9 @@ func startOrigin(t testing.TB, proto string, h http.Handler, requireClientCert b
 	t.Helper()
 	pki := newPKI(t)
 	o := &origin{}
-	tlsCfg := &tls.Config{Certificates: []tls.Certificate{pki.server}, MinVersion: tls.VersionTLS12}
+	tlsCfg := &stdtls.Config{Certificates: []stdtls.Certificate{pki.server}, MinVersion: stdtls.VersionTLS12}
 	if requireClientCert {
-		tlsCfg.ClientAuth = tls.RequireAndVerifyClientCert
+		tlsCfg.ClientAuth = stdtls.RequireAndVerifyClientCert
 		tlsCfg.ClientCAs = pki.caPool
 	}
 	if proto == ProtoH3 {

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -105,7 +106,7 @@ func newPool(name string, cfg BackendConfig, log *slog.Logger, o options) (*Pool
 	for i, sc := range c.Servers {
 		tc, err := buildTLS(c.TLS)
 		if err != nil {
-			return nil, errors.New("upstream: backend " + name + ": tls: " + err.Error())
+			return nil, fmt.Errorf("upstream: backend %s: tls: %w", name, err)
 		}
 		s := &server{addr: sc.Address, weight: sc.Weight, bit: 1 << i, seed: mix64(fnv64(sc.Address)), pool: p}
 		s.rt, s.closeIdle = newTransport(&c, tc, s, o.dial)

@@ -2,7 +2,7 @@ package upstream
 
 import (
 	"context"
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -18,7 +18,7 @@ type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // newTransport builds the RoundTripper for one server and the function that closes its idle
 // connections.
-func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) (http.RoundTripper, func()) {
+func newTransport(cfg *BackendConfig, tc *stdtls.Config, s *server, dial dialFunc) (http.RoundTripper, func()) {
 	connect := ms(cfg.ConnectTimeoutMS)
 	if cfg.Protocol == ProtoH3 {
 		t := &http3.Transport{
@@ -29,7 +29,7 @@ func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) 
 				MaxIdleTimeout:       ms(cfg.IdleTimeoutMS),
 				KeepAlivePeriod:      0,
 			},
-			Dial: func(ctx context.Context, addr string, tlsCfg *tls.Config, qc *quic.Config) (*quic.Conn, error) {
+			Dial: func(ctx context.Context, addr string, tlsCfg *stdtls.Config, qc *quic.Config) (*quic.Conn, error) {
 				ctx, cancel := context.WithTimeout(ctx, connect)
 				defer cancel()
 				s.dials.Add(1)
@@ -96,7 +96,7 @@ func newTransport(cfg *BackendConfig, tc *tls.Config, s *server, dial dialFunc) 
 		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping}
 	}
 	if cfg.Protocol == ProtoH1 || cfg.Protocol == ProtoH1TLS {
-		var dtc *tls.Config
+		var dtc *stdtls.Config
 		if cfg.Protocol == ProtoH1TLS {
 			dtc = tc
 		}

@@ -1,12 +1,3 @@
-// Command edge is the security edge terminator. See the repository README for a tour.
-//
-//	edge [--config FILE]                      run (default: ./edge.toml, else the built-in config)
-//	edge --validate [--config FILE] [--json]  check a config and everything it points to
-//	edge --version
-//	edge fingerprint < hellos.jsonl           JA3/JA4 of ClientHellos, one JSON line each
-//	edge waf eval [--config FILE] [--paranoia N] [--explain] < requests.jsonl
-//	edge ech keygen --out FILE | edge ech config FILE
-//	edge keys generate NAME | edge keys sign --key NAME.key FILE...
 package main
 
 import (

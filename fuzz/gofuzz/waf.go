@@ -81,7 +81,7 @@ func defaultPolicy() *waf.Policy {
 		c := waf.DefaultConfig()
 		p, err := c.Policy()
 		if err != nil {
-			panic("waf default policy: " + err.Error())
+			panic(fmt.Errorf("waf default policy: %w", err))
 		}
 		policy = p
 	})
@@ -107,7 +107,7 @@ func catalogue() *waf.RuleSet {
 		}
 		rs, err := waf.Load(dir)
 		if err != nil {
-			panic("waf rule catalogue: " + err.Error())
+			panic(fmt.Errorf("waf rule catalogue: %w", err))
 		}
 		rules = rs
 	})

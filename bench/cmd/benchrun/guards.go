@@ -1,7 +1,7 @@
 package main
 
 import (
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,8 +17,8 @@ const sqliProbe = "/?q=1'%20OR%201=1--"
 
 // guardClients returns one client per protocol for single guard requests.
 func guardClients() map[string]*http.Client {
-	tlsCfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}
-	h1 := &http.Transport{TLSClientConfig: tlsCfg.Clone(), TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}}
+	tlsCfg := &stdtls.Config{InsecureSkipVerify: true, MinVersion: stdtls.VersionTLS13}
+	h1 := &http.Transport{TLSClientConfig: tlsCfg.Clone(), TLSNextProto: map[string]func(string, *stdtls.Conn) http.RoundTripper{}}
 	h2 := &http.Transport{TLSClientConfig: tlsCfg.Clone(), ForceAttemptHTTP2: true}
 	h3 := &http3.Transport{TLSClientConfig: tlsCfg.Clone()}
 	return map[string]*http.Client{

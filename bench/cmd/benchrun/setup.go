@@ -1,19 +1,13 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"edge/tls"
 )
 
 // Fixed addresses of the bench. Every arm listens on loopback only.
@@ -31,33 +25,14 @@ var bodies = []struct {
 // postBytes is the size of the form POSTed in the post cell (4 KiB).
 const postBytes = 4 << 10
 
-// writeCert writes one self-signed ECDSA P-256 certificate for localhost and
-// 127.0.0.1 (cert.pem, key.pem, and both in combined.pem for HAProxy).
+// writeCert writes one self-signed ECDSA P-256 certificate for localhost,
+// 127.0.0.1 and ::1, valid for 30 days (cert.pem, key.pem, and both in
+// combined.pem for HAProxy), from edge's own generator.
 func writeCert(dir string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, k, err := tls.GenerateSelfSigned([]string{"localhost"}, time.Now(), 30*24*time.Hour)
 	if err != nil {
 		return err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(30 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return err
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return err
-	}
-	c := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	k := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
 	for name, data := range map[string][]byte{"cert.pem": c, "key.pem": k, "combined.pem": append(append([]byte{}, c...), k...)} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return err

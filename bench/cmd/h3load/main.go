@@ -1,17 +1,9 @@
-// Command h3load is a closed-loop HTTP/3 load generator for the bench
-// harness: h2load (nghttp2 1.52) has no HTTP/3, so edge and Caddy are driven
-// over QUIC by this quic-go client instead.
-//
-// It opens -c QUIC connections, keeps -m requests outstanding on each (a new
-// request starts when one completes), runs for -d (or until -n requests have
-// completed), and prints one JSON object with the counts on stdout. Its own
-// CPU time is measured by the caller from the process's rusage.
 package main
 
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -76,7 +68,7 @@ func main() {
 	transports := make([]*http3.Transport, *conns)
 	for i := range transports {
 		tr := &http3.Transport{
-			TLSClientConfig: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{http3.NextProtoH3}},
+			TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true, NextProtos: []string{http3.NextProtoH3}},
 			QUICConfig:      &quic.Config{MaxIdleTimeout: 30 * time.Second},
 		}
 		transports[i] = tr

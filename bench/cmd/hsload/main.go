@@ -1,16 +1,7 @@
-// Command hsload drives full TLS 1.3 handshakes for the bench harness, one
-// key-exchange group at a time. h2load's OpenSSL 3.0 has no ML-KEM, so the
-// hybrid post-quantum groups (X25519MLKEM768, SecP256r1MLKEM768,
-// SecP384r1MLKEM1024) are offered by this crypto/tls client instead.
-//
-// Each of -c workers loops: TCP connect, a full handshake (no session cache,
-// so never resumed) offering only -group, close. It prints one JSON object
-// with the number of completed handshakes and the group the server chose;
-// the caller divides by the proxy's CPU time for handshakes per CPU-second.
 package main
 
 import (
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -24,12 +15,12 @@ import (
 )
 
 // groups maps the names the harness uses to crypto/tls identifiers.
-var groups = map[string]tls.CurveID{
-	"X25519MLKEM768":     tls.X25519MLKEM768,
-	"SecP256r1MLKEM768":  tls.SecP256r1MLKEM768,
-	"SecP384r1MLKEM1024": tls.SecP384r1MLKEM1024,
-	"X25519":             tls.X25519,
-	"P-256":              tls.CurveP256,
+var groups = map[string]stdtls.CurveID{
+	"X25519MLKEM768":     stdtls.X25519MLKEM768,
+	"SecP256r1MLKEM768":  stdtls.SecP256r1MLKEM768,
+	"SecP384r1MLKEM1024": stdtls.SecP384r1MLKEM1024,
+	"X25519":             stdtls.X25519,
+	"P-256":              stdtls.CurveP256,
 }
 
 type result struct {
@@ -53,11 +44,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "hsload: need -group in %v, -c >= 1, -d > 0\n", names())
 		os.Exit(2)
 	}
-	cfg := &tls.Config{
+	cfg := &stdtls.Config{
 		InsecureSkipVerify:     true,
 		ServerName:             *sni,
-		MinVersion:             tls.VersionTLS13,
-		CurvePreferences:       []tls.CurveID{id},
+		MinVersion:             stdtls.VersionTLS13,
+		CurvePreferences:       []stdtls.CurveID{id},
 		SessionTicketsDisabled: true,
 		NextProtos:             []string{"http/1.1"},
 	}
@@ -79,7 +70,7 @@ func main() {
 					continue
 				}
 				c.SetDeadline(time.Now().Add(5 * time.Second))
-				tc := tls.Client(c, cfg)
+				tc := stdtls.Client(c, cfg)
 				err = tc.Handshake()
 				if err != nil {
 					atomic.AddInt64(&res.Errors, 1)

@@ -1,6 +1,3 @@
-// Command quality measures the rule set on the shared corpora and prints the
-// quality table; -misses writes every wrong verdict as a JSON line to stderr
-// for rule development.
 package main
 
 import (
