@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"edge/ratelimit"
-	"edge/upstream"
 	"edge/tls"
+	"edge/upstream"
 
 	"github.com/prometheus/client_golang/prometheus"
 )

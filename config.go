@@ -14,8 +14,8 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
-	"edge/upstream"
 	"edge/tls"
+	"edge/upstream"
 	"edge/waf"
 )
 

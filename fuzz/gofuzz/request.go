@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"edge"
-	"edge/ratelimit"
 	"edge/proxyproto"
+	"edge/ratelimit"
 	"edge/routes"
 )
 
