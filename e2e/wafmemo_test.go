@@ -11,11 +11,12 @@ import (
 // gets are checked on the compiled snapshot by the root's TestWAFMemoEntries.)
 func TestWAFHeaderMemo(t *testing.T) {
 	const echo = "[[routes]]\nname = \"echo\"\npath_prefix = \"/\"\nbackend = \"builtin:echo\"\n"
+	c := client("h1")
 	send := func(e *testEdge, ua string) int {
 		req, _ := http.NewRequest("GET", e.url("https", "/?q=memo"), nil)
 		req.Header.Set("User-Agent", ua)
 		req.Header.Set("X-App-Filter", "colour=blue")
-		resp, err := client("h1").Do(req)
+		resp, err := c.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
