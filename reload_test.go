@@ -1,364 +1,60 @@
 package edge
 
 import (
-	"context"
-	stdtls "crypto/tls"
-	"crypto/x509"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"edge/fingerprint"
 )
 
-// namedOrigin answers every request with its name.
-func namedOrigin(t *testing.T, name string) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		io.WriteString(w, name)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-type reloadFixture struct {
-	t        *testing.T
-	dir      string
-	path     string
-	state    string
-	origins  map[string]string // name → address
-	srv      *Server
-	baseHTTP string
-}
-
-// Data files of the fixture, beside its config: a WAF rules directory with one rule, a fingerprint
-// database and a certificate pair.
-func (f *reloadFixture) writeRule(word string) {
-	rule := "[[rule]]\nid = \"TEST-001\"\ncategory = \"test\"\ndescription = \"the word of the day\"\n" +
-		"targets = [\"inputs\"]\ntransforms = [\"lowercase\"]\nregex = '''" + word + "'''\nscore = 5\nparanoia = 1\n"
-	if err := writeFileAtomic(filepath.Join(f.dir, "waf", "test.toml"), []byte(rule), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-func (f *reloadFixture) writeFP(label string) {
-	db := fmt.Sprintf("[[fingerprint]]\nja4 = \"t13i*_*_*\"\nlabel = %q\nclass = \"library\"\naction = \"allow\"\nsource = \"test\"\n", label)
-	if err := writeFileAtomic(filepath.Join(f.dir, "fp.toml"), []byte(db), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-func (f *reloadFixture) writeCert() *x509.Certificate {
-	certPEM, keyPEM, err := newSelfSigned(time.Now())
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	writeFileAtomic(filepath.Join(f.dir, "edge.key"), keyPEM, 0o600)
-	writeFileAtomic(filepath.Join(f.dir, "edge.crt"), certPEM, 0o644)
-	blk, _ := pem.Decode(certPEM)
-	c, _ := x509.ParseCertificate(blk.Bytes)
-	return c
-}
-
-func (f *reloadFixture) write(backend string, extra string) {
-	f.t.Helper()
-	var b strings.Builder
-	b.WriteString(testListen)
-	fmt.Fprintf(&b, "[server]\nstate_dir = %q\n[log]\naccess = \"off\"\n", f.state)
-	b.WriteString("[ratelimit.connections]\nenabled = false\n[ratelimit.bans]\nenabled = false # the test itself sends a WAF-blocked request per reload\n[waf]\nrules_dir = \"waf\"\n[fingerprint]\ndatabase = \"fp.toml\"\n")
-	b.WriteString("[[tls.certificates]]\ncert_file = \"edge.crt\"\nkey_file = \"edge.key\"\n")
-	for name, addr := range f.origins {
-		fmt.Fprintf(&b, "[backends.%s]\nservers = [{ address = %q }]\n", name, addr)
-	}
-	fmt.Fprintf(&b, "[[routes]]\nname = \"main\"\nbackend = %q\n%s", backend, extra)
-	if err := writeFileAtomic(f.path, []byte(b.String()), 0o644); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-func newReloadFixture(t *testing.T) *reloadFixture {
+// TestDataFilesReloadIndependently: a reload that changes only the fingerprint database (or the
+// config) keeps the compiled WAF; changing a rule file rebuilds it. (Reloads under load, through the
+// admin listener and the file watcher are in e2e/reload_test.go.)
+func TestDataFilesReloadIndependently(t *testing.T) {
 	dir := t.TempDir()
-	os.Mkdir(filepath.Join(dir, "waf"), 0o755)
-	f := &reloadFixture{t: t, dir: dir, path: filepath.Join(dir, "edge.toml"), state: filepath.Join(dir, "state"),
-		origins: map[string]string{
-			"a": namedOrigin(t, "a").Listener.Addr().String(),
-			"b": namedOrigin(t, "b").Listener.Addr().String(),
-		}}
-	f.writeRule("word0")
-	f.writeFP("v0")
-	f.writeCert()
-	f.write("a", "")
-	cfg, problems := LoadFile(f.path)
+	if err := os.Mkdir(filepath.Join(dir, "waf"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		t.Helper()
+		if err := writeFileAtomic(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRule := func(word string) {
+		write(filepath.Join("waf", "test.toml"), "[[rule]]\nid = \"TEST-001\"\ncategory = \"test\"\ndescription = \"the word of the day\"\n"+
+			"targets = [\"inputs\"]\ntransforms = [\"lowercase\"]\nregex = '''"+word+"'''\nscore = 5\nparanoia = 1\n")
+	}
+	writeFP := func(label string) {
+		write("fp.toml", fmt.Sprintf("[[fingerprint]]\nja4 = \"t13i*_*_*\"\nlabel = %q\nclass = \"library\"\naction = \"allow\"\nsource = \"test\"\n", label))
+	}
+	writeRule("word0")
+	writeFP("v0")
+	write("edge.toml", fmt.Sprintf("%s[server]\nstate_dir = %q\n[log]\naccess = \"off\"\n[waf]\nrules_dir = \"waf\"\n[fingerprint]\ndatabase = \"fp.toml\"\n%s",
+		testListen, filepath.Join(dir, "state"), echoRoute))
+	cfg, problems := LoadFile(filepath.Join(dir, "edge.toml"))
 	if problems.HasErrors() {
 		t.Fatal(problems)
 	}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := NewServer(cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	f.srv = srv
-	return f
-}
+	defer srv.Shutdown(t.Context())
 
-func get(c *http.Client, url string) (int, string, error) {
-	resp, err := c.Get(url)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
-}
-
-// TestReloadUnderLoad: 50 reloads alternating valid and invalid changes under constant load over
-// HTTP/1.1, HTTP/2 and HTTP/3 — no failed request; every valid change is visible right after its
-// reload; every invalid one is rejected with the previous state intact and the error reported.
-func TestReloadUnderLoad(t *testing.T) {
-	f := newReloadFixture(t)
-	url := "https://" + f.srv.Addr("https").String() + "/"
-
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var ok, failed atomic.Int64
-	var firstErr atomic.Value
-	for _, c := range []*http.Client{client("h1"), client("h2"), h3Client()} {
-		for range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					code, body, err := get(c, url)
-					if err != nil || code != 200 || (body != "a" && body != "b") {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, fmt.Sprintf("%d %q %v", code, body, err))
-						continue
-					}
-					ok.Add(1)
-				}
-			}()
-		}
-	}
-
-	current := "a"
-	check := client("h1")
-	probe := &fingerprint.Fingerprints{JA4: "t13i1311h2_aaaaaaaaaaaa_bbbbbbbbbbbb"}
-	servedSerial := func() string {
-		c, err := stdtls.Dial("tcp", f.srv.Addr("https").String(), &stdtls.Config{InsecureSkipVerify: true})
-		if err != nil {
-			t.Fatalf("%v; handshake failures: %+v; rl: %+v", err, f.srv.term.Stats().Failures, f.srv.snap.Load().rl.Stats())
-		}
-		defer c.Close()
-		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
-	}
-	word, label, serial := "word0", "v0", servedSerial()
-	for i := range 50 {
-		kind := []string{"config", "waf", "fingerprint", "certificate"}[(i/2)%4]
-		valid := i%2 == 0
-		switch {
-		case kind == "config" && valid:
-			current = map[string]string{"a": "b", "b": "a"}[current]
-			f.write(current, "")
-		case kind == "config":
-			f.write(current, "bogus_key = 1\n")
-		case kind == "waf" && valid:
-			word = fmt.Sprintf("word%d", i)
-			f.writeRule(word)
-		case kind == "waf":
-			f.writeRule("(unclosed")
-		case kind == "fingerprint" && valid:
-			label = fmt.Sprintf("v%d", i)
-			f.writeFP(label)
-		case kind == "fingerprint":
-			writeFileAtomic(filepath.Join(f.dir, "fp.toml"), []byte("[[fingerprint]]\nja4 = \"nonsense\"\n"), 0o644)
-		case kind == "certificate" && valid:
-			serial = f.writeCert().SerialNumber.String()
-		case kind == "certificate":
-			writeFileAtomic(filepath.Join(f.dir, "edge.crt"), []byte("-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n"), 0o644)
-		}
-		res := f.srv.Reload("api")
-		switch {
-		case valid && !res.OK:
-			t.Fatalf("reload %d (%s): valid change rejected: %v", i, kind, res.Problems)
-		case !valid && kind != "certificate" && (res.OK || !res.Problems.HasErrors()):
-			t.Fatalf("reload %d (%s): invalid change accepted: %v", i, kind, res.Problems)
-		case !valid && kind == "certificate" && len(res.Problems) == 0:
-			t.Fatalf("reload %d: a broken certificate was not reported", i)
-		}
-		// Every valid change is visible right after its reload; every invalid one left the previous
-		// state intact.
-		if _, body, err := get(check, url); err != nil || body != current {
-			t.Fatalf("after reload %d (%s): got %q %v, want backend %q", i, kind, body, err, current)
-		}
-		if code, _, _ := get(check, url+"?q="+word); code != 403 {
-			t.Fatalf("after reload %d (%s): the current WAF word %q got %d, want 403", i, kind, word, code)
-		}
-		if m, _ := f.srv.snap.Load().fpDB.Lookup(probe); m.Label != label {
-			t.Fatalf("after reload %d (%s): fingerprint label %q, want %q", i, kind, m.Label, label)
-		}
-		if got := servedSerial(); got != serial {
-			t.Fatalf("after reload %d (%s): certificate serial %s, want %s", i, kind, got, serial)
-		}
-		if !valid {
-			// Put the file back so the next change starts from a good state (the broken certificate
-			// is replaced by the next valid certificate change; until then it keeps being reported).
-			switch kind {
-			case "config":
-				f.write(current, "")
-			case "waf":
-				f.writeRule(word)
-			case "fingerprint":
-				f.writeFP(label)
-			case "certificate":
-				serial = f.writeCert().SerialNumber.String()
-				if res := f.srv.Reload("api"); !res.OK {
-					t.Fatalf("restoring the certificate: %v", res.Problems)
-				}
-			}
-		}
-	}
-	close(stop)
-	wg.Wait()
-	if failed.Load() != 0 {
-		t.Errorf("%d of %d requests failed during reloads; first: %v", failed.Load(), ok.Load()+failed.Load(), firstErr.Load())
-	}
-	if ok.Load() < 50 {
-		t.Errorf("only %d requests completed: the load did not run", ok.Load())
-	}
-	if got := f.srv.reload.ok.Load(); got < 25 {
-		t.Errorf("got %d successful reloads counted, want at least 25", got)
-	}
-}
-
-func TestReloadReportsNotLiveKeys(t *testing.T) {
-	f := newReloadFixture(t)
-	src, _ := os.ReadFile(f.path)
-	os.WriteFile(f.path, []byte(strings.Replace(string(src), `http = "127.0.0.1:0"`, `http = "127.0.0.1:1"`, 1)), 0o644)
-	res := f.srv.Reload("api")
-	if !res.OK || len(res.NotApplied) != 1 || res.NotApplied[0] != "listen.http" {
-		t.Errorf("got ok=%v not_applied=%v, want ok with listen.http not applied", res.OK, res.NotApplied)
-	}
-}
-
-func TestReloadAdminEndpoint(t *testing.T) {
-	f := newReloadFixture(t)
-	admin := "http://" + f.srv.Addr("admin").String() + "/reload"
-	f.write("b", "")
-	resp, err := http.Post(admin, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res ReloadResult
-	json.NewDecoder(resp.Body).Decode(&res)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !res.OK || res.Trigger != "admin" {
-		t.Fatalf("POST /reload: %d %+v", resp.StatusCode, res)
-	}
-	f.write("b", "[nonsense]\n")
-	resp, _ = http.Post(admin, "", nil)
-	resp.Body.Close()
-	resp, err = http.Get(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	json.NewDecoder(resp.Body).Decode(&res)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnprocessableEntity || res.OK || len(res.Problems) == 0 || res.Problems[0].Path != "nonsense" || res.Problems[0].Line == 0 {
-		t.Errorf("GET /reload after a bad change: %d %+v", resp.StatusCode, res)
-	}
-}
-
-// TestWatchReloadsOnRename: the config is replaced by rename-into-place, as editors and deploy
-// tools do; the watcher reloads it.
-func TestWatchReloadsOnRename(t *testing.T) {
-	f := newReloadFixture(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go f.srv.Watch(ctx)
-	time.Sleep(100 * time.Millisecond) // let the watcher register its directories
-	url := "https://" + f.srv.Addr("https").String() + "/"
-	f.write("b", "")
-	c := client("h1")
-	if !eventually(func() bool { _, body, _ := get(c, url); return body == "b" }) {
-		t.Fatalf("the config change was not picked up; last reload: %+v", f.srv.LastReload())
-	}
-	if r := f.srv.LastReload(); r == nil || r.Trigger != "file" {
-		t.Errorf("last reload = %+v, want trigger file", r)
-	}
-}
-
-// TestWatchFollowsSymlinkSwap: Kubernetes mounts a ConfigMap as symlinks through `..data`, and an
-// update swaps that symlink atomically.
-func TestWatchFollowsSymlinkSwap(t *testing.T) {
-	f := newReloadFixture(t)
-	dir := filepath.Dir(f.path)
-	// Move the config behind ..data the way the kubelet lays it out.
-	v1 := filepath.Join(dir, "..v1")
-	os.Mkdir(v1, 0o755)
-	src, _ := os.ReadFile(f.path)
-	os.WriteFile(filepath.Join(v1, "edge.toml"), src, 0o644)
-	os.Symlink("..v1", filepath.Join(dir, "..data"))
-	os.Remove(f.path)
-	os.Symlink("..data/edge.toml", f.path)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go f.srv.Watch(ctx)
-	time.Sleep(100 * time.Millisecond)
-
-	v2 := filepath.Join(dir, "..v2")
-	os.Mkdir(v2, 0o755)
-	os.WriteFile(filepath.Join(v2, "edge.toml"), []byte(strings.Replace(string(src), `backend = "a"`, `backend = "b"`, 1)), 0o644)
-	os.Symlink("..v2", filepath.Join(dir, "..data_tmp"))
-	os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data"))
-
-	url := "https://" + f.srv.Addr("https").String() + "/"
-	c := client("h1")
-	if !eventually(func() bool { _, body, _ := get(c, url); return body == "b" }) {
-		t.Fatalf("symlink swap not picked up; last reload: %+v", f.srv.LastReload())
-	}
-}
-
-// TestDataFilesReloadIndependently: a reload that changes only the fingerprint database (or the
-// config) keeps the compiled WAF; changing a rule file rebuilds it.
-func TestDataFilesReloadIndependently(t *testing.T) {
-	f := newReloadFixture(t)
-	before := f.srv.snap.Load().waf.rules
-	f.writeFP("changed")
-	if res := f.srv.Reload("api"); !res.OK {
+	before := srv.snap.Load().waf.rules
+	writeFP("changed")
+	if res := srv.Reload("api"); !res.OK {
 		t.Fatal(res.Problems)
 	}
-	if f.srv.snap.Load().waf.rules != before {
+	if srv.snap.Load().waf.rules != before {
 		t.Errorf("a fingerprint database change rebuilt the WAF")
 	}
-	f.writeRule("otherword")
-	if res := f.srv.Reload("api"); !res.OK {
+	writeRule("otherword")
+	if res := srv.Reload("api"); !res.OK {
 		t.Fatal(res.Problems)
 	}
-	if f.srv.snap.Load().waf.rules == before {
+	if srv.snap.Load().waf.rules == before {
 		t.Errorf("a rule file change did not rebuild the WAF")
 	}
 }

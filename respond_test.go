@@ -9,7 +9,7 @@ import (
 
 // TestRecoverPanic: a panic on the request path becomes a 500 with the request id, not a crash.
 func TestRecoverPanic(t *testing.T) {
-	e := startEdge(t, echoRoute)
+	e := newTestServer(t, echoRoute)
 	w := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/", nil)
 	func() {

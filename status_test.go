@@ -2,13 +2,8 @@ package edge
 
 import (
 	"crypto/sha256"
-	stdtls "crypto/tls"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -283,7 +278,7 @@ func BenchmarkStatusObserveWAF(b *testing.B) {
 // BenchmarkStatusSummary measures building GET /status with the registered collectors, a full top-K
 // and WAF rules in the window.
 func BenchmarkStatusSummary(b *testing.B) {
-	srv := benchServer(b)
+	srv := newTestServer(b, echoRoute)
 	if err := srv.registerCollectors(); err != nil {
 		b.Fatal(err)
 	}
@@ -321,95 +316,4 @@ func TestStatusPageSelfContained(t *testing.T) {
 	if strings.Contains(page, `style="`) {
 		t.Errorf("inline style attribute: blocked by the CSP")
 	}
-}
-
-// TestStatusEndpoints: GET / serves the page with its security headers, GET /status a JSON summary
-// whose numbers follow the traffic the edge served.
-func TestStatusEndpoints(t *testing.T) {
-	e := startEdge(t, echoRoute)
-	st := newStatusState()
-	admin := httptest.NewServer(e.statusHandler(st))
-	defer admin.Close()
-
-	getOK(t, groupClient(stdtls.X25519MLKEM768), e.url("https", "/"))
-	st.observe("t13d1516h2_8daaf6152771_02713d6af862", "Go", "tool")
-	st.observeWAF([]string{"942100"}, true)
-
-	resp, err := http.Get(admin.URL + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for h, want := range map[string]string{"Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": statusCSP,
-		"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"} {
-		if got := resp.Header.Get(h); got != want {
-			t.Errorf("GET / %s: got %q, want %q", h, got, want)
-		}
-	}
-	if !strings.Contains(string(body), "<title>edge status</title>") {
-		t.Errorf("GET /: not the status page")
-	}
-	if resp, err := http.Get(admin.URL + "/nope"); err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Errorf("GET /nope: got %d, want 404", resp.StatusCode)
-		}
-	}
-
-	// The request counter is incremented just after the response is written: wait for it.
-	var sum statusSummary
-	if !eventually(func() bool { sum = fetchStatus(t, admin.URL); return sum.Requests.Total == 1 }) {
-		t.Fatalf("requests.total: got %d, want 1", sum.Requests.Total)
-	}
-	checks := []struct {
-		name      string
-		got, want any
-	}{
-		{"tls.handshakes", sum.TLS.Handshakes, uint64(1)},
-		{"tls.pq", sum.TLS.PQ, uint64(1)},
-		{"tls.pq_share", sum.TLS.PQShare, 1.0},
-		{"tls.groups[0].group", sum.TLS.Groups[0].Group, "X25519MLKEM768"},
-		{"requests.total", sum.Requests.Total, uint64(1)},
-		{"requests.by_class", fmt.Sprint(sum.Requests.ByClass), "[{2xx 1}]"},
-		{"fingerprints.top[0].label", sum.Fingerprints.Top[0].Label, "Go"},
-		{"waf.blocked", sum.WAF.Blocked, uint64(1)},
-		{"waf.rules[0].rule", sum.WAF.Rules[0].Rule, "942100"},
-		{"backends[0].name", sum.Backends[0].Name, "builtin:echo"},
-		{"backends[0].servers[0].requests", sum.Backends[0].Servers[0].Requests, uint64(1)},
-		{"backends[0].servers[0].healthy", sum.Backends[0].Servers[0].Healthy, true},
-		{"ratelimit.conns_admitted", sum.RateLimit.ConnsAdmitted, uint64(1)},
-		{"ratelimit.redis", sum.RateLimit.Redis == nil, true},
-		{"reload.last", sum.Reload.Last == nil, true},
-	}
-	for _, c := range checks {
-		if c.got != c.want {
-			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
-		}
-	}
-
-	// startEdge loads its configuration from memory under the name test.toml, which does not exist on
-	// disk: the reload fails, and the old snapshot keeps serving.
-	e.Reload("api")
-	sum = fetchStatus(t, admin.URL)
-	if r := sum.Reload; r.Last == nil || r.Last.OK || r.Failed != 1 || r.OK != 0 || r.Last.Trigger != "api" || len(r.Last.Problems) == 0 {
-		t.Errorf("after a failed reload: got %+v, want failed 1, the last result failed with problems, trigger api", r)
-	}
-}
-
-func fetchStatus(t *testing.T, base string) statusSummary {
-	t.Helper()
-	resp, err := http.Get(base + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if got := resp.Header.Get("Content-Type"); got != "application/json" {
-		t.Errorf("GET /status Content-Type: got %q", got)
-	}
-	var sum statusSummary
-	if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil {
-		t.Fatal(err)
-	}
-	return sum
 }

@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"bufio"
@@ -73,7 +73,7 @@ func TestServerSentEventsFlush(t *testing.T) {
 	defer close(release)
 	e := startEdge(t, fmt.Sprintf("[backends.o]\nservers = [{ address = %q }]\n[[routes]]\nname = \"o\"\nbackend = \"o\"\n", origin.Listener.Addr().String()))
 	for _, proto := range []string{"h1", "h2", "h3"} {
-		c := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": h3Client()}[proto]
+		c := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": client("h3")}[proto]
 		resp, err := c.Get(e.url("https", "/events"))
 		if err != nil {
 			t.Fatal(err)
@@ -112,7 +112,7 @@ func TestTrailersEndToEnd(t *testing.T) {
 	defer origin.Close()
 	e := startEdge(t, fmt.Sprintf("[backends.o]\nservers = [{ address = %q }]\nprotocol = \"h2c\"\n[[routes]]\nname = \"o\"\nbackend = \"o\"\n", origin.Listener.Addr().String()))
 	for _, proto := range []string{"h2", "h3"} {
-		c := map[string]*http.Client{"h2": client("h2"), "h3": h3Client()}[proto]
+		c := map[string]*http.Client{"h2": client("h2"), "h3": client("h3")}[proto]
 		resp, err := c.Get(e.url("https", "/svc.Method"))
 		if err != nil {
 			t.Fatal(err)

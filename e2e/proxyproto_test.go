@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"bufio"
@@ -71,10 +71,10 @@ func TestProxyProtocol(t *testing.T) {
 	}
 	c.Close()
 	m := scrape(t, e)
-	if v, _ := metricValue(m, "edge_proxy_protocol_total", `result="applied"`); v != 2 {
+	if v := m.sum("edge_proxy_protocol_total", map[string]string{"result": "applied"}); v != 2 {
 		t.Errorf("edge_proxy_protocol_total{result=applied} = %v, want 2", v)
 	}
-	if v, _ := metricValue(m, "edge_proxy_protocol_total", `result="rejected"`); v != 1 {
+	if v := m.sum("edge_proxy_protocol_total", map[string]string{"result": "rejected"}); v != 1 {
 		t.Errorf("edge_proxy_protocol_total{result=rejected} = %v, want 1", v)
 	}
 }

@@ -1,20 +1,13 @@
-package edge
+package e2e_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	stdtls "crypto/tls"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,86 +16,18 @@ import (
 	"golang.org/x/net/html"
 )
 
-// chromiumPath is where Debian's chromium package installs the browser.
-const chromiumPath = "/usr/bin/chromium"
-
-// findChromium returns the browser to drive, skipping the test when there is none, except under CI
-// (env CI set), where a missing browser is a failure: CI installs it (apt-get install chromium).
-func findChromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err == nil {
-		return chromiumPath
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("chromium not installed (%s); CI must install the Debian package chromium", chromiumPath)
-	}
-	t.Skip("chromium not installed; apt-get install -y chromium")
-	return ""
-}
-
-// renderInChromium loads url in headless Chromium, lets the page's scripts run for a few seconds of
-// virtual time, saves a screenshot and returns the rendered DOM.
-func renderInChromium(t *testing.T, browser, url, screenshot string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-extensions", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000",
-		"--window-size=1280,1100", "--screenshot="+screenshot, "--dump-dom", url)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Env = append(os.Environ(), "DBUS_SESSION_BUS_ADDRESS=disabled:")
-	dom, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	return dom
-}
-
-// clientFrom returns a client whose connections come from the loopback address src and offer only
-// the given key exchange groups (nil: Go's defaults, which include X25519MLKEM768). Keep-alives are
-// off: every request is its own connection, so connections and requests can be counted alike.
-func clientFrom(src string, groups ...stdtls.CurveID) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext:       d.DialContext,
-		DisableKeepAlives: true,
-		TLSClientConfig:   &stdtls.Config{InsecureSkipVerify: true, CurvePreferences: groups},
-	}}
-}
-
-func fetchCode(c *http.Client, url string) (int, error) {
-	resp, err := c.Get(url)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-// accessEntry is the part of an access log line the status state is fed from.
-type accessEntry struct {
-	JA4      string   `json:"ja4"`
-	FPLabel  string   `json:"fp_label"`
-	FPClass  string   `json:"fp_class"`
-	WAF      string   `json:"waf"`
-	WAFRules []string `json:"waf_rules"`
-	Status   int      `json:"status"`
-}
-
 // TestStatusPageInChromium serves traffic through a real edge (post-quantum and classical
 // handshakes, a rate-limited request, WAF blocks that get a client banned, a refused connection and a
 // failed reload), renders the status page in headless Chromium and checks that every number it shows
 // matches GET /metrics. The screenshot is kept in the test's artifact directory (go test -artifacts).
 func TestStatusPageInChromium(t *testing.T) {
 	browser := findChromium(t)
+	// A database label is operator data, but the page must still show it as text, never as markup:
+	// clients that send a server name (JA4 "t13d…") carry a label that is an HTML element.
+	const evilLabel = `<img src=x onerror="document.title='pwned'">`
 	db := filepath.Join(t.TempDir(), "fp.toml")
-	os.WriteFile(db, []byte("[[fingerprint]]\nja4 = \"t13i*_*_*\"\nlabel = \"go-test\"\nclass = \"library\"\naction = \"allow\"\nsource = \"test\"\n"), 0o644)
+	os.WriteFile(db, []byte("[[fingerprint]]\nja4 = \"t13i*_*_*\"\nlabel = \"go-test\"\nclass = \"library\"\naction = \"allow\"\nsource = \"test\"\n"+
+		"[[fingerprint]]\nja4 = \"t13d*_*_*\"\nlabel = "+strconv.Quote(evilLabel)+"\nclass = \"library\"\naction = \"allow\"\nsource = \"test\"\n"), 0o644)
 	e := startEdge(t, fmt.Sprintf("[fingerprint]\ndatabase = %q\n", db)+`
 [ratelimit.bans]
 strikes = 2
@@ -122,8 +47,7 @@ backend = "builtin:echo"
 rate_limit = ["tiny"]
 `+echoRoute)
 	// The page is the edge's own admin listener, fed only by the traffic below.
-	st := e.status
-	admin := struct{ URL string }{e.url("admin", "")}
+	admin := e.url("admin", "")
 
 	// Traffic. 127.0.0.1 is a well-behaved client; 127.0.0.2 attacks, is blocked by the WAF twice,
 	// collects two strikes and is banned, so its third connection is refused at accept.
@@ -134,17 +58,18 @@ rate_limit = ["tiny"]
 		url    string
 		want   int // 0: the connection is refused
 	}{
-		{"pq handshake", clientFrom("127.0.0.1", stdtls.X25519MLKEM768), e.url("https", "/"), 200},
-		{"classical handshake", clientFrom("127.0.0.1", stdtls.X25519), e.url("https", "/"), 200},
-		{"within the rate limit", clientFrom("127.0.0.1"), e.url("https", "/limited/a"), 200},
-		{"over the rate limit", clientFrom("127.0.0.1"), e.url("https", "/limited/b"), 429},
-		{"WAF block 1", clientFrom("127.0.0.2"), attack, 403},
-		{"WAF block 2, banned", clientFrom("127.0.0.2"), attack, 403},
-		{"banned client refused", clientFrom("127.0.0.2"), e.url("https", "/"), 0},
+		{"pq handshake", client("h1", from("127.0.0.1"), groups(stdtls.X25519MLKEM768)), e.url("https", "/"), 200},
+		{"classical handshake", client("h1", from("127.0.0.1"), groups(stdtls.X25519)), e.url("https", "/"), 200},
+		{"server name, labelled with markup", client("h1", from("127.0.0.1"), sni("localhost")), e.url("https", "/"), 200},
+		{"within the rate limit", client("h1", from("127.0.0.1")), e.url("https", "/limited/a"), 200},
+		{"over the rate limit", client("h1", from("127.0.0.1")), e.url("https", "/limited/b"), 429},
+		{"WAF block 1", client("h1", from("127.0.0.2")), attack, 403},
+		{"WAF block 2, banned", client("h1", from("127.0.0.2")), attack, 403},
+		{"banned client refused", client("h1", from("127.0.0.2")), e.url("https", "/"), 0},
 	}
 	served := 0
 	for _, s := range steps {
-		code, err := fetchCode(s.client, s.url)
+		code, _, err := get(s.client, s.url)
 		if s.want == 0 {
 			if err == nil {
 				t.Fatalf("%s: got %d, want the connection refused", s.name, code)
@@ -156,37 +81,24 @@ rate_limit = ["tiny"]
 		}
 		served++
 	}
-	e.Reload("admin") // test.toml exists only in memory: the reload fails
+	// test.toml exists only in memory: the reload the operator asks for fails.
+	if resp, err := http.Post(admin+"/reload", "", nil); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("POST /reload: got %d, want 422 (the file does not exist)", resp.StatusCode)
+	}
 
 	// The access log is the reference for what the page must show about fingerprints.
-	var entries []accessEntry
 	if !eventually(func() bool { return strings.Count(e.access.String(), "\n") >= served }) {
 		t.Fatalf("access log: want %d lines:\n%s", served, e.access.String())
 	}
-	sc := bufio.NewScanner(strings.NewReader(e.access.String()))
-	for sc.Scan() {
-		var a accessEntry
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			t.Fatalf("access log line %q: %v", sc.Text(), err)
-		}
-		entries = append(entries, a)
-	}
-
-	// A database label is operator data, but the page must still show it as text, never as markup.
-	const evilJA4, evilLabel = "t13d0000h2_000000000000_000000000000", `<img src=x onerror="document.title='pwned'">`
-	st.observe(evilJA4, evilLabel, "bot")
+	entries := e.accessEntries(t)
 
 	shot := filepath.Join(t.ArtifactDir(), "status.png")
 	t0 := time.Now()
-	dom := renderInChromium(t, browser, admin.URL+"/", shot)
+	dom := runChromium(t, browser, admin+"/", "--disable-quic", "--virtual-time-budget=3000", "--window-size=1280,1100", "--screenshot="+shot)
 	t.Logf("screenshot: %s (chromium ran %v)", shot, time.Since(t0).Round(time.Millisecond))
-	resp, err := http.Get(admin.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsText, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	metrics := parseExposition(string(metricsText))
+	metrics := scrape(t, e)
 
 	doc, err := html.Parse(bytes.NewReader(dom))
 	if err != nil {
@@ -209,6 +121,7 @@ rate_limit = ["tiny"]
 		{"edge_bans_total", nil, 1},
 		{"edge_conns_refused_total", map[string]string{"reason": "banned"}, 1},
 		{"edge_ratelimit_policy_denied_total", map[string]string{"policy": "tiny"}, 1},
+		{"edge_reloads_total", map[string]string{"result": "error"}, 1},
 	} {
 		if got := metrics.sum(w.metric, w.labels); got < w.min {
 			t.Errorf("scenario: %s%v = %v, want at least %v", w.metric, w.labels, got, w.min)
@@ -244,25 +157,35 @@ rate_limit = ["tiny"]
 			pageCheck{"backend " + s.labels["backend"] + " healthy", boolNum(page.cell("data-server", addr, "health") == "healthy"),
 				metrics.sum("edge_upstream_healthy", map[string]string{"server": addr})})
 	}
-	// JA4s are never metric labels: the fingerprint table is checked against the access log.
-	perJA4 := map[string]int{}
+	// JA4s are never metric labels: the fingerprint table is checked against the access log, count
+	// and label (the database's, as the access log names it).
+	perJA4, labels := map[string]int{}, map[string]string{}
 	for _, a := range entries {
 		if a.JA4 != "" {
 			perJA4[a.JA4]++
+			labels[a.JA4] = a.FPLabel
 		}
 	}
 	if len(perJA4) == 0 {
 		t.Errorf("no JA4 in the access log")
 	}
+	evil := 0
 	for ja4, n := range perJA4 {
 		checks = append(checks, pageCheck{"fingerprint " + ja4, page.cell("data-ja4", ja4, "count"), float64(n)})
-		if got := page.cellText("data-ja4", ja4, "label"); got != "go-test" {
-			t.Errorf("fingerprint %s label: got %q, want go-test", ja4, got)
+		want := "go-test"
+		if strings.HasPrefix(ja4, "t13d") {
+			want = evilLabel
+			evil++
+		}
+		if labels[ja4] != want {
+			t.Errorf("fingerprint %s: access log label %q, want %q", ja4, labels[ja4], want)
+		}
+		if got := page.cellText("data-ja4", ja4, "label"); got != want {
+			t.Errorf("fingerprint %s label: got %q, want %q (shown as text)", ja4, got, want)
 		}
 	}
-
-	if got := page.cellText("data-ja4", evilJA4, "label"); got != evilLabel {
-		t.Errorf("markup in a label: got %q, want it shown as text", got)
+	if evil != 1 {
+		t.Errorf("%d JA4s with a server name in the access log, want 1 (the client labelled with markup)", evil)
 	}
 	if page.find(func(n *html.Node) bool { return n.Data == "img" }) != nil || textOf(page.find(func(n *html.Node) bool { return n.Data == "title" })) != "edge status" {
 		t.Errorf("markup in a label was rendered as HTML")
@@ -390,65 +313,3 @@ func (d domIndex) cell(key, val, col string) string {
 }
 
 func (d domIndex) cellText(key, val, col string) string { return textOf(d.rowCell(key, val, col)) }
-
-// exposition is a parsed Prometheus text exposition.
-type exposition []sample
-
-type sample struct {
-	name   string
-	labels map[string]string
-	value  float64
-}
-
-var labelPair = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)
-
-func parseExposition(text string) exposition {
-	var out exposition
-	for _, line := range strings.Split(text, "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		sp := strings.LastIndexByte(line, ' ')
-		if sp < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[sp+1:], 64)
-		if err != nil {
-			continue
-		}
-		s := sample{name: line[:sp], labels: map[string]string{}, value: v}
-		if i := strings.IndexByte(line[:sp], '{'); i >= 0 {
-			s.name = line[:i]
-			for _, m := range labelPair.FindAllStringSubmatch(line[i:sp], -1) {
-				s.labels[m[1]] = m[2]
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func (e exposition) match(name string, labels map[string]string) []sample {
-	var out []sample
-next:
-	for _, s := range e {
-		if s.name != name {
-			continue
-		}
-		for k, v := range labels {
-			if s.labels[k] != v {
-				continue next
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func (e exposition) sum(name string, labels map[string]string) float64 {
-	var t float64
-	for _, s := range e.match(name, labels) {
-		t += s.value
-	}
-	return t
-}

@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"fmt"
@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"edge"
 )
 
 // benchEdge is an edge whose pipeline is driven in-process: requests go through ServeHTTP (no client
 // socket) and are forwarded over real loopback keep-alive connections to a tiny origin.
-func benchEdge(tb testing.TB, extra string) (*Server, func(proto int) *http.Request) {
+func benchEdge(tb testing.TB, extra string) (*edge.Server, func(proto int) *http.Request) {
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "hello, world: a 56 byte body for the benchmark request..")

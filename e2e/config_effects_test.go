@@ -1,12 +1,12 @@
-package edge
+package e2e_test
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"edge"
 )
 
 // These tests show the effect of each root [server] and [log] key.
@@ -38,15 +40,7 @@ func closedWithin(conn net.Conn, d time.Duration) bool {
 	conn.SetReadDeadline(time.Now().Add(d))
 	_, err := io.Copy(io.Discard, conn)
 	var ne net.Error
-	return err == nil || !(errorsAs(err, &ne) && ne.Timeout())
-}
-
-func errorsAs(err error, target *net.Error) bool {
-	ne, ok := err.(net.Error)
-	if ok {
-		*target = ne
-	}
-	return ok
+	return err == nil || !(errors.As(err, &ne) && ne.Timeout())
 }
 
 func TestReadHeaderTimeout(t *testing.T) {
@@ -92,13 +86,9 @@ func TestDrainTimeout(t *testing.T) {
 		}
 	}))
 	defer slow.Close()
-	src := fmt.Sprintf("%s[server]\nstate_dir = %q\ndrain_timeout_ms = 300\n[backends.slow]\nservers = [{ address = %q }]\n[[routes]]\nname = \"s\"\nbackend = \"slow\"\n",
-		testListen, t.TempDir(), slow.Listener.Addr().String())
-	cfg, problems := Load("t.toml", []byte(src))
-	if problems.HasErrors() {
-		t.Fatal(problems)
-	}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessLog: io.Discard})
+	cfg := loadConfig(t, testListen, fmt.Sprintf("drain_timeout_ms = 300\n[backends.slow]\nservers = [{ address = %q }]\n[[routes]]\nname = \"s\"\nbackend = \"slow\"\n",
+		slow.Listener.Addr().String()))
+	srv, err := edge.NewServer(cfg, edge.Options{Logger: quietLogger(), AccessLog: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +147,11 @@ func TestAccessLogFileAndOff(t *testing.T) {
 	}{{"access.log", true}, {"off", false}} {
 		// The config lives in dir: a relative log path resolves there, and "off" stays a keyword.
 		src := fmt.Sprintf("%s[server]\nstate_dir = %q\n[log]\naccess = %q\n%s", testListen, t.TempDir(), tc.where, echoRoute)
-		cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(src))
+		cfg, problems := edge.Load(filepath.Join(dir, "edge.toml"), []byte(src))
 		if problems.HasErrors() {
 			t.Fatal(problems)
 		}
-		srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		srv, err := edge.NewServer(cfg, edge.Options{Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,16 +169,6 @@ func TestAccessLogFileAndOff(t *testing.T) {
 	}
 }
 
-func TestLogLevel(t *testing.T) {
-	var b bytes.Buffer
-	processLogger(&b, "warn").Info("hidden")
-	processLogger(&b, "warn").Warn("shown")
-	processLogger(&b, "debug").Debug("debug shown")
-	if s := b.String(); strings.Contains(s, "hidden") || !strings.Contains(s, "shown") || !strings.Contains(s, "debug shown") {
-		t.Errorf("log output %q", s)
-	}
-}
-
 // TestAccessLogReopenOnSIGHUP: after logrotate moves the file away, the SIGHUP reload reopens the
 // path and new lines go to the new file.
 func TestAccessLogReopenOnSIGHUP(t *testing.T) {
@@ -196,11 +176,11 @@ func TestAccessLogReopenOnSIGHUP(t *testing.T) {
 	path := filepath.Join(dir, "access.log")
 	cfgPath := filepath.Join(dir, "edge.toml")
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf("%s[server]\nstate_dir = %q\n[log]\naccess = \"access.log\"\n%s", testListen, t.TempDir(), echoRoute)), 0o644)
-	cfg, problems := LoadFile(cfgPath)
+	cfg, problems := edge.LoadFile(cfgPath)
 	if problems.HasErrors() {
 		t.Fatal(problems)
 	}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := edge.NewServer(cfg, edge.Options{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,26 +1,18 @@
-package edge
+package e2e_test
 
 import (
 	stdtls "crypto/tls"
 	"encoding/json"
 	"io"
-	"net/http"
 	"testing"
-	"time"
 )
-
-func groupClient(groups ...stdtls.CurveID) *http.Client {
-	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true, CurvePreferences: groups},
-	}}
-}
 
 // TestPQGroupsEndToEnd: with the default policy a client offering only one hybrid group gets that
 // group, and the backend sees it in Edge-TLS-Group.
 func TestPQGroupsEndToEnd(t *testing.T) {
 	e := startEdge(t, echoRoute)
 	for _, g := range []stdtls.CurveID{stdtls.X25519MLKEM768, stdtls.SecP256r1MLKEM768, stdtls.SecP384r1MLKEM1024, stdtls.X25519} {
-		resp, err := groupClient(g).Get(e.url("https", "/"))
+		resp, err := client("h1", groups(g)).Get(e.url("https", "/"))
 		if err != nil {
 			t.Fatalf("%v: %v", g, err)
 		}
@@ -33,7 +25,7 @@ func TestPQGroupsEndToEnd(t *testing.T) {
 			t.Errorf("client offering only %v: backend saw group %q, want %q", g, got, want)
 		}
 	}
-	if st := e.term.Stats(); len(st.Handshakes) == 0 {
+	if n := scrape(t, e).sum("edge_tls_handshakes_total", nil); n == 0 {
 		t.Errorf("no handshakes counted")
 	}
 }
@@ -42,21 +34,18 @@ func TestPQGroupsEndToEnd(t *testing.T) {
 // counts the refusal, and still serves hybrid clients.
 func TestPQRequireEndToEnd(t *testing.T) {
 	e := startEdge(t, "[tls]\npq_policy = \"require\"\n"+echoRoute)
-	if resp, err := groupClient(stdtls.X25519, stdtls.CurveP256).Get(e.url("https", "/")); err == nil {
+	if resp, err := client("h1", groups(stdtls.X25519, stdtls.CurveP256)).Get(e.url("https", "/")); err == nil {
 		resp.Body.Close()
 		t.Fatal("a classical-only client was served under pq_policy = require")
 	}
-	resp, err := groupClient(stdtls.X25519MLKEM768).Get(e.url("https", "/"))
+	resp, err := client("h1", groups(stdtls.X25519MLKEM768)).Get(e.url("https", "/"))
 	if err != nil {
 		t.Fatalf("hybrid client refused: %v", err)
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	var refused uint64
-	for _, f := range e.term.Stats().Failures {
-		refused += f.Count
-	}
-	if refused == 0 {
-		t.Errorf("the refusal was not counted: %+v", e.term.Stats().Failures)
+	m := scrape(t, e)
+	if refused := m.sum("edge_tls_handshake_failures_total", nil); refused == 0 {
+		t.Errorf("the refusal was not counted: %+v", m.match("edge_tls_handshake_failures_total", nil))
 	}
 }

@@ -1,5 +1,5 @@
 //go:build !race
 
-package edge
+package e2e_test
 
 const raceEnabled = false

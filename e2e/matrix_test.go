@@ -1,26 +1,17 @@
-package edge
+package e2e_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	stdtls "crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/quic-go/quic-go/http3"
 )
@@ -58,22 +49,6 @@ func pattern(n int) []byte {
 	return b
 }
 
-// selfSignedPair writes a certificate for 127.0.0.1 and returns it with its PEM file path.
-func selfSignedPair(t *testing.T) (stdtls.Certificate, string) {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "origin"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "origin-ca.pem")
-	os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
-	return stdtls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, path
-}
-
 // TestForwardingMatrix: every client protocol (HTTP/1.1 cleartext, HTTP/1.1 over TLS, HTTP/2, HTTP/3)
 // to every origin protocol (h1, h1-tls, h2, h2c, h3), GET and POST, bodies of 0 B, 1 KiB and 1 MiB:
 // byte-exact bodies, statuses, and hop-by-hop hygiene in both directions, through one pipeline with
@@ -82,7 +57,11 @@ func TestForwardingMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("matrix is long")
 	}
-	cert, caFile := selfSignedPair(t)
+	// One self-signed certificate serves every TLS origin and is the trust anchor edge verifies them with.
+	origin := newTestCert(t)
+	cert := origin.pair
+	caFile := filepath.Join(t.TempDir(), "origin-ca.pem")
+	writeFileAtomic(t, caFile, origin.certPEM, 0o644)
 	handler := http.HandlerFunc(matrixOrigin)
 
 	h1 := httptest.NewServer(handler)
@@ -132,7 +111,7 @@ func TestForwardingMatrix(t *testing.T) {
 		{"h1", client("h1"), "http"},
 		{"h1-tls", client("h1"), "https"},
 		{"h2", client("h2"), "https"},
-		{"h3", h3Client(), "https"},
+		{"h3", client("h3"), "https"},
 	}
 	for _, cl := range clients {
 		for _, o := range origins {

@@ -1,8 +1,7 @@
-package edge
+package e2e_test
 
-// End-to-end fuzzing of the whole cleartext HTTP/1.1 pipeline, the configuration loader, and a replay
-// of the llhttp request corpus against a running edge. The helpers here are prefixed fz so they do
-// not collide with the rest of the root package's tests.
+// End-to-end fuzzing of the whole cleartext HTTP/1.1 pipeline, and a replay of the llhttp request
+// corpus against a running edge. The helpers here are prefixed fz.
 
 import (
 	"bufio"
@@ -18,12 +17,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"edge"
 )
 
 // Limits of the end-to-end harness.
@@ -114,21 +114,15 @@ func (h *fzPanicLog) panics() (int, string) {
 // fzStartEdge starts one edge whose only route sends everything to backend, plus extra TOML
 // (backends). stop shuts it down; it is also stopped, and its state directory removed, when tb
 // ends. Handler panics the edge recovers from are counted in panics.
-func fzStartEdge(tb testing.TB, backend, extra string) (srv *Server, panics *fzPanicLog, stop func()) {
+func fzStartEdge(tb testing.TB, backend, extra string) (srv *edge.Server, panics *fzPanicLog, stop func()) {
 	tb.Helper()
 	src := fmt.Sprintf(fzConfig, tb.TempDir(), backend, fzWAF+extra)
-	cfg, problems := Load("fuzz.toml", []byte(src))
+	cfg, problems := edge.Load("fuzz.toml", []byte(src))
 	if problems.HasErrors() {
 		tb.Fatalf("fuzz edge config: %v", problems.Err())
 	}
 	panics = &fzPanicLog{}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(panics), AccessLog: io.Discard})
-	if err != nil {
-		tb.Fatalf("fuzz edge: %v", err)
-	}
-	if err := srv.Start(); err != nil {
-		tb.Fatalf("fuzz edge start: %v", err)
-	}
+	srv = startServer(tb, cfg, edge.Options{Logger: slog.New(panics), AccessLog: io.Discard})
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -137,7 +131,6 @@ func fzStartEdge(tb testing.TB, backend, extra string) (srv *Server, panics *fzP
 			_ = srv.Shutdown(ctx)
 		})
 	}
-	tb.Cleanup(stop)
 	return srv, panics, stop
 }
 
@@ -392,8 +385,9 @@ var fzLLHTTPDivergences = map[string]string{
 	"request/invalid.md:654": "obs-fold is replaced by SP (RFC 9112 §5.2), not rejected",
 }
 
-// fzLLHTTPPath is the llhttp request corpus, relative to the root package directory.
-const fzLLHTTPPath = "../shared/corpora/http1/llhttp_cases.jsonl"
+// fzLLHTTPPath is the llhttp request corpus, relative to this package's directory: shared/ sits
+// beside the repository.
+const fzLLHTTPPath = "../../shared/corpora/http1/llhttp_cases.jsonl"
 
 // fzLoadLLHTTP returns the request cases of the llhttp corpus, or nil when it is absent.
 func fzLoadLLHTTP(tb testing.TB) []fzLLHTTPCase {
@@ -462,7 +456,7 @@ func FuzzHTTP1Pipeline(f *testing.F) {
 	}
 	// One edge per fuzz process: this function body runs once per process (the coordinator and
 	// each worker), f.Fuzz's callback once per input.
-	srv, panics, _ := fzStartEdge(f, builtinEcho, "")
+	srv, panics, _ := fzStartEdge(f, "builtin:echo", "")
 	addr := srv.Addr("http").String()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > fzMaxInput {
@@ -642,79 +636,4 @@ func TestHTTP1ParserCases(t *testing.T) {
 			t.Errorf("backend received request id %q no client got a response for (cases run: %d)", id, len(order))
 		}
 	}
-}
-
-// FuzzConfigLoad feeds arbitrary bytes to Load, the TOML decoding and validation of the whole
-// configuration. Properties: no panic; every problem has a known severity and a message; a result
-// with errors has a non-empty Err, one without has a Config; and Load is deterministic.
-func FuzzConfigLoad(f *testing.F) {
-	f.Add(DefaultConfigTOML)
-	f.Add([]byte(fmt.Sprintf(fzConfig, "/nonexistent/state", "builtin:echo", fzWAF)))
-	for _, s := range []string{
-		"",
-		"[listen]\nhttp = \"127.0.0.1:0\"\n",
-		"[listen]\nhttp_mode = \"bogus\"\nunknown = 1\n",
-		"[server]\nmax_header_bytes = -1\nidle_timeout_ms = \"x\"\n",
-		"[[routes]]\nname = \"a\"\npath_prefix = \"/api\"\nbackend = \"api\"\n[backends.api]\nservers = [{ address = \"10.0.0.1:80\" }]\n",
-		"[[routes]]\nname = \"r\"\npath_regex = \"(\"\nbackend = \"builtin:echo\"\n",
-		"[[routes]]\nname = \"r\"\n[routes.respond]\nstatus = 200\nbody = \"ok\"\n",
-		"[tls]\ngroups = [\"X25519Kyber\"]\nmin_version = \"1.0\"\n",
-		"[ratelimit]\nmax_keys = 0\n[[ratelimit.requests]]\nname = \"p\"\nkey = \"ip\"\nper_second = -1\n",
-		"[ratelimit.bans]\nblocklist = \"rules/blocklist.txt\"\n",
-		"[waf]\nmode = \"detect\"\nparanoia = 9\n[[waf.exclusions]]\nrules = [\"SQLI-*\"]\ntarget = \"args:q\"\n",
-		"[fingerprint]\ndatabase = \"rules/fingerprints.toml\"\nua_mismatch_action = \"block\"\n",
-		"a = [1, 2\n",
-		"[listen\n",
-		"x = \"\\uD800\"\n",
-		"[[routes]]\n[[routes]]\n[[routes]]\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, skip := range []string{"redis", "/dev", "/proc", "/sys"} {
-			if bytes.Contains(data, []byte(skip)) {
-				// Redis URLs are dialled by validation (network dependent, not deterministic);
-				// device and kernel files named as data files can be endless.
-				t.Skip()
-			}
-		}
-		cfg, ps := Load("fuzz.toml", data)
-		for i, p := range ps {
-			if p.Severity != SeverityError && p.Severity != SeverityWarning {
-				t.Fatalf("problem %d: got severity %q, want error or warning", i, p.Severity)
-			}
-			if strings.TrimSpace(p.Message) == "" {
-				t.Fatalf("problem %d: empty message: %+v", i, p)
-			}
-			if p.Line < 0 {
-				t.Fatalf("problem %d: negative line %d", i, p.Line)
-			}
-			if s := p.String(); !strings.Contains(s, p.Message) {
-				t.Fatalf("problem %d: String %q lacks the message %q", i, s, p.Message)
-			}
-		}
-		if ps.HasErrors() {
-			if err := ps.Err(); err == nil || err.Error() == "" {
-				t.Fatalf("HasErrors but Err is %v", err)
-			}
-		} else {
-			if err := ps.Err(); err != nil {
-				t.Fatalf("no errors but Err is %v", err)
-			}
-			if cfg == nil {
-				t.Fatal("no errors but no Config")
-			}
-		}
-		var decoded []Problem
-		if err := json.Unmarshal(ps.JSON(), &decoded); err != nil || len(decoded) != len(ps) {
-			t.Fatalf("JSON round trip: %v, got %d problems, want %d", err, len(decoded), len(ps))
-		}
-		cfg2, ps2 := Load("fuzz.toml", data)
-		if !reflect.DeepEqual(ps, ps2) {
-			t.Fatalf("not deterministic:\nfirst  %v\nsecond %v", ps, ps2)
-		}
-		if (cfg == nil) != (cfg2 == nil) {
-			t.Fatalf("not deterministic: Config nil %v then %v", cfg == nil, cfg2 == nil)
-		}
-	})
 }

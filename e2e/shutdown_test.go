@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestShutdownCompletesHundredSlowRequests(t *testing.T) {
 	}))
 	defer slow.Close()
 	e := startEdge(t, fmt.Sprintf("[backends.slow]\nservers = [{ address = %q }]\nmax_idle_per_server = 200\n[ratelimit.connections]\nenabled = false\n[[routes]]\nname = \"s\"\nbackend = \"slow\"\n", slow.Listener.Addr().String()))
-	clients := []*http.Client{client("h1"), client("h2"), h3Client()}
+	clients := []*http.Client{client("h1"), client("h2"), client("h3")}
 	var wg sync.WaitGroup
 	var ok atomic.Int64
 	errs := make(chan string, n)

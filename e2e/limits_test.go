@@ -1,16 +1,13 @@
-package edge
+package e2e_test
 
 import (
-	stdtls "crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestRequestLimitParity: the same route-scoped policy answers 429 with the IETF headers on the
@@ -29,7 +26,7 @@ name = "limited"
 backend = "builtin:echo"
 rate_limit = ["per-client"]
 `)
-	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": h3Client()}
+	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": client("h3")}
 	for _, proto := range []string{"h1", "h2", "h3"} {
 		t.Run(proto, func(t *testing.T) {
 			var codes []int
@@ -59,18 +56,6 @@ rate_limit = ["per-client"]
 			}
 		})
 	}
-}
-
-// dialFrom opens a TLS connection to addr from a chosen loopback source address and reports whether
-// the handshake succeeded.
-func dialFrom(src, addr string) bool {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
-	c, err := stdtls.DialWithDialer(&d, "tcp", addr, &stdtls.Config{InsecureSkipVerify: true})
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
 }
 
 // TestConnectionLimiterAtAccept: a burst of new connections from one address is cut at the configured
@@ -155,13 +140,13 @@ per_minute = 1
 burst = 1
 `, allow)+echoRoute)
 	for i := range 5 {
-		if code, _, err := get(clientFrom("127.0.0.1"), e.url("https", "/")); err != nil || code != 200 {
+		if code, _, err := get(client("h1", from("127.0.0.1")), e.url("https", "/")); err != nil || code != 200 {
 			t.Fatalf("allowlisted request %d: %d %v", i, code, err)
 		}
 	}
 	codes := []int{}
 	for range 2 {
-		code, _, _ := get(clientFrom("127.0.0.2"), e.url("https", "/"))
+		code, _, _ := get(client("h1", from("127.0.0.2")), e.url("https", "/"))
 		codes = append(codes, code)
 	}
 	if codes[1] != 429 {

@@ -1,8 +1,10 @@
-package edge
+package e2e_test
 
 import (
 	"bufio"
+	"crypto/sha1"
 	stdtls "crypto/tls"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -45,9 +47,9 @@ func newWSOrigin(t *testing.T, badAccept bool) *wsOrigin {
 			return
 		}
 		defer conn.Close()
-		accept := websocketAccept(key)
+		accept := wsAccept(key)
 		if badAccept {
-			accept = websocketAccept("not-" + key)
+			accept = wsAccept("not-" + key)
 		}
 		fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\nSec-WebSocket-Protocol: chat\r\n\r\n", accept)
 		brw.Flush()
@@ -62,6 +64,13 @@ func newWSOrigin(t *testing.T, badAccept bool) *wsOrigin {
 	}))
 	t.Cleanup(o.Close)
 	return o
+}
+
+// wsAccept is the Sec-WebSocket-Accept an origin answers key with: the base64 of the SHA-1 of the key
+// and RFC 6455's fixed GUID (RFC 6455 §4.2.2).
+func wsAccept(key string) string {
+	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // wsFrame encodes a final text frame (masked as a client must, unmasked as a server must).

@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"bytes"
@@ -144,7 +144,7 @@ func TestParity(t *testing.T) {
 				}
 			}},
 	}
-	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": h3Client()}
+	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": client("h3")}
 	for _, proto := range []string{"h1", "h2", "h3"} {
 		for _, tc := range cases {
 			t.Run(proto+"/"+tc.name, func(t *testing.T) {

@@ -1,28 +1,19 @@
-package edge
+package e2e_test
 
 import (
-	stdtls "crypto/tls"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/quic-go/quic-go/http3"
 )
-
-func h3Client() *http.Client {
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http3.Transport{
-		TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true},
-	}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
 
 func TestEchoOverHTTP3(t *testing.T) {
 	e := startEdge(t, echoRoute)
 	req, _ := http.NewRequest("GET", e.url("https", "/h3//x"), nil)
 	req.Header.Set("Edge-Request-Id", "forged")
-	resp, err := h3Client().Do(req)
+	resp, err := client("h3").Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +70,7 @@ func TestAltSvcOnTCP(t *testing.T) {
 
 func TestHTTP3Off(t *testing.T) {
 	e := startEdgeListen(t, testListen+"http3 = false\n", echoRoute)
-	c := h3Client()
+	c := client("h3")
 	c.Timeout = 2 * time.Second
 	if resp, err := c.Get(e.url("https", "/")); err == nil {
 		resp.Body.Close()
