@@ -69,6 +69,9 @@ var allowedImports = map[string][]string{
 	// The WAF's corpus measurement, used by its floor tests and scripts/waf.
 	"edge/waf/quality": {"edge/waf"},
 
+	// End-to-end tests: the package itself is only its doc.go; its tests may use anything.
+	"edge/e2e": nil,
+
 	// The command.
 	"edge/cmd/edge": {"edge", "edge/fingerprint", "edge/tls", "edge/trust", "edge/waf"},
 

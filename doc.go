@@ -8,7 +8,8 @@
 //	listen*.go           listeners: TCP/UDP binding (listen.go), connection admission before any TLS
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
 //	                     (listen_tls.go), QUIC and HTTP/3 (listen_h3.go, listen_quic_retry.go), the
-//	                     cleartext listener (listen_http.go)
+//	                     cleartext listener (listen_http.go), the zero-setup self-signed certificate
+//	                     (listen_selfsigned.go)
 //	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
 //	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_ratelimit.go,
 //	                     pipeline_waf.go; every denial is a decision written by pipeline_respond.go;
@@ -34,5 +35,7 @@
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
 // The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust) are
-// leaves: they exchange plain values with this package and never import it.
+// leaves: they exchange plain values with this package and never import it (deps_test.go holds the
+// allowed import edges of the whole module). Unit tests sit beside the code they test; tests that
+// start a whole edge and drive it through its listeners are in e2e/.
 package edge
