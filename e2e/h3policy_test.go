@@ -172,7 +172,11 @@ func zeroRTTGet(t *testing.T, e *testEdge, path string) (*http.Response, string)
 	if a, ok := e.Addr("https").(*net.TCPAddr); ok {
 		udp = &net.UDPAddr{IP: a.IP, Port: a.Port}
 	}
-	base := "https://" + handshakeDelayRelay(t, udp, 300*time.Millisecond)
+	// The relay holds the client's handshake completion back long enough that the early request
+	// is served before it arrives even on a loaded machine (300 ms was not: under -race CI load the
+	// handshake sometimes completed first and the request was no longer early).
+	const hold = 1500 * time.Millisecond
+	base := "https://" + handshakeDelayRelay(t, udp, hold)
 	c, tr, ticket := earlyClient()
 	defer tr.Close()
 	if code, _, err := get(c, base+"/warmup"); err != nil || code != 200 {
@@ -195,7 +199,7 @@ func zeroRTTGet(t *testing.T, e *testEdge, path string) (*http.Response, string)
 	resp.Body.Close()
 	// Let the held-back Finished arrive before the client closes: its CONNECTION_CLOSE would
 	// otherwise travel in a Handshake packet the relay holds until after the test ends.
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(hold + 100*time.Millisecond)
 	return resp, string(body)
 }
 
