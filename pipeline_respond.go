@@ -27,6 +27,10 @@ const (
 	denyTooEarly
 	denyWAF
 	denyInternal
+	// denyClientGone: the client reset the stream (HTTP/2, HTTP/3) or closed the connection before
+	// the request was answered; no backend is asked. The answer is written for an HTTP/1.1 client
+	// that half-closed and still reads; on a reset stream the server drops it.
+	denyClientGone
 	numDenyReasons
 )
 
@@ -48,6 +52,7 @@ var denyInfo = [numDenyReasons]struct {
 	denyTooEarly:       {http.StatusTooEarly, "too_early"},
 	denyWAF:            {http.StatusForbidden, "waf_block"},
 	denyInternal:       {http.StatusInternalServerError, "internal_error"},
+	denyClientGone:     {http.StatusBadRequest, "client_gone"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.

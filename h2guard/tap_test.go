@@ -53,9 +53,12 @@ func (w *wire) rst(id uint32, code http2.ErrCode) *wire {
 	w.fr.WriteRSTStream(id, code)
 	return w
 }
-func (w *wire) data(id uint32, end bool, p string) *wire { w.fr.WriteData(id, end, []byte(p)); return w }
-func (w *wire) ping() *wire                              { w.fr.WritePing(false, [8]byte{1}); return w }
-func (w *wire) window(id, incr uint32) *wire             { w.fr.WriteWindowUpdate(id, incr); return w }
+func (w *wire) data(id uint32, end bool, p string) *wire {
+	w.fr.WriteData(id, end, []byte(p))
+	return w
+}
+func (w *wire) ping() *wire                  { w.fr.WritePing(false, [8]byte{1}); return w }
+func (w *wire) window(id, incr uint32) *wire { w.fr.WriteWindowUpdate(id, incr); return w }
 func (w *wire) raw(t http2.FrameType, flags http2.Flags, id uint32, p []byte) *wire {
 	w.fr.WriteRawFrame(t, flags, id, p)
 	return w
