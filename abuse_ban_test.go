@@ -286,3 +286,25 @@ func TestAbuseReloadBlocklist(t *testing.T) {
 		t.Errorf("status conns_closed lacks blocklisted: %v", statusOf(t, e).RateLimit.ConnsClosed)
 	}
 }
+
+// TestAbuseBanEndsH1Response: the HTTP/1.1 response to the request whose strike banned the client
+// says Connection: close, so the client does not send its next request on a connection being
+// closed; an HTTP/2 client's connection gets GOAWAY instead.
+func TestAbuseBanEndsH1Response(t *testing.T) {
+	e := startEdge(t, banOnFirstStrike+echoRoute)
+	c := dialRawH1(t, e.Addr("https").String(), "127.0.0.13")
+	c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c.conn, "GET /search?q=1%27%20UNION%20SELECT%20password%20FROM%20users-- HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !resp.Close {
+		t.Errorf("got %d with Connection %q, want 403 with Connection: close", resp.StatusCode, resp.Header.Get("Connection"))
+	}
+	if !c.closedWithin(3 * time.Second) {
+		t.Error("connection still open after the response")
+	}
+}

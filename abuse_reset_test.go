@@ -29,7 +29,9 @@ func abuseBackend(t *testing.T, delay time.Duration) (*pathCounter, string) {
 // a well-behaved client on another connection keeps getting answers all along; metrics and the
 // status page count the glitches, the close and the strike.
 func TestAbuseRapidReset(t *testing.T) {
-	pc, route := abuseBackend(t, 0)
+	// The backend answers /attack slowly, so no response can begin before its stream is reset
+	// (every stream is a glitch) and any request that reaches it is counted.
+	pc, route := abuseBackend(t, 5*time.Second)
 	const budget = 100
 	e := startEdge(t, fmt.Sprintf("[server.abuse]\nglitch_budget = %d\n", budget)+route)
 	addr := e.Addr("https").String()
@@ -129,11 +131,12 @@ func TestAbuseRapidReset(t *testing.T) {
 	}
 }
 
-// TestAbuseGlitchBudget: glitch_budget sets where a rapid-reset connection is cut off.
+// TestAbuseGlitchBudget: glitch_budget sets where a rapid-reset connection is cut off. The backend
+// is slow, so no response can begin before its stream is reset and every stream is a glitch.
 func TestAbuseGlitchBudget(t *testing.T) {
 	for _, budget := range []int{5, 40} {
 		t.Run(fmt.Sprint(budget), func(t *testing.T) {
-			_, route := abuseBackend(t, 0)
+			_, route := abuseBackend(t, 5*time.Second)
 			e := startEdge(t, fmt.Sprintf("[server.abuse]\nglitch_budget = %d\n", budget)+route)
 			att := dialRawH2(t, e.Addr("https").String(), "")
 			go func() {

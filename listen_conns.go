@@ -273,7 +273,10 @@ func (s *Server) closeConn(c *liveConn, why closeReason) {
 			time.AfterFunc(grace, func() { c.conn.Close() })
 			return
 		}
-		c.conn.Close() // new, idle, or hijacked (a WebSocket tunnel): nothing to wait for
+		// New, idle, or hijacked (a WebSocket tunnel): nothing to wait for. Closed on its own
+		// goroutine: TLS close_notify may wait up to 5 s for a client that does not read, and this
+		// may run on a request's goroutine or on the Redis subscriber's.
+		go c.conn.Close()
 	}
 }
 
