@@ -36,6 +36,5 @@
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
 // The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
-// h2guard) are
-// leaves: they exchange plain values with this package and never import it.
+// h2guard) are leaves: they exchange plain values with this package and never import it.
 package edge
