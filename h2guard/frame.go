@@ -115,21 +115,26 @@ func (s *scanner) next(p []byte) (n int, ok bool) {
 			n += int(k)
 			continue
 		}
-		c := min(frameHeaderLen-s.hdrN, len(p)-n)
-		copy(s.hdr[s.hdrN:], p[n:n+c])
-		s.hdrN += c
-		n += c
-		if s.hdrN < frameHeaderLen {
-			return n, false
+		var h []byte
+		if s.hdrN == 0 && len(p)-n >= frameHeaderLen {
+			// The common case: the whole header is in p, read in place.
+			h = p[n : n+frameHeaderLen]
+			n += frameHeaderLen
+		} else {
+			c := min(frameHeaderLen-s.hdrN, len(p)-n)
+			copy(s.hdr[s.hdrN:], p[n:n+c])
+			s.hdrN += c
+			n += c
+			if s.hdrN < frameHeaderLen {
+				return n, false
+			}
+			s.hdrN = 0
+			h = s.hdr[:]
 		}
-		s.hdrN = 0
-		h := &s.hdr
-		s.cur = frame{
-			length: uint32(h[0])<<16 | uint32(h[1])<<8 | uint32(h[2]),
-			typ:    h[3],
-			flags:  h[4],
-			stream: binary.BigEndian.Uint32(h[5:]) & 0x7fffffff,
-		}
+		s.cur.length = uint32(h[0])<<16 | uint32(h[1])<<8 | uint32(h[2])
+		s.cur.typ, s.cur.flags = h[3], h[4]
+		s.cur.stream = binary.BigEndian.Uint32(h[5:]) & 0x7fffffff
+		s.cur.headN = 0
 		s.remain = s.cur.length
 		s.want = uint8(min(uint32(headWant[s.cur.typ]), s.cur.length))
 		if s.want == 0 {

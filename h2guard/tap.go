@@ -264,8 +264,9 @@ func (t *Tap) serverFrame(f *frame) {
 			}
 		}
 	case frameRSTStream:
-		switch ErrCode(binary.BigEndian.Uint32(f.head[:])) {
-		case ErrCodeNo, ErrCodeCancel, ErrCodeRefusedStream, ErrCodeStreamClosed, ErrCodeInternal:
+		switch code := ErrCode(binary.BigEndian.Uint32(f.head[:4])); {
+		case f.headN < 4:
+		case code == ErrCodeNo, code == ErrCodeCancel, code == ErrCodeRefusedStream, code == ErrCodeStreamClosed, code == ErrCodeInternal:
 		default:
 			t.glitch(KindStreamError)
 		}
