@@ -308,3 +308,35 @@ func TestAbuseBanEndsH1Response(t *testing.T) {
 		t.Error("connection still open after the response")
 	}
 }
+
+// TestAbuseBanFloodingAtOnce: a banned client's connection that is itself flooding (half its glitch
+// budget spent) is closed at once with ENHANCE_YOUR_CALM, without the grace its responses in flight
+// would otherwise get.
+func TestAbuseBanFloodingAtOnce(t *testing.T) {
+	_, route := abuseBackend(t, 5*time.Second)
+	e := startEdge(t, "[server.abuse]\nglitch_budget = 100\nban_close_grace_ms = 4000\n"+route)
+	c := dialRawH2(t, e.Addr("https").String(), "127.0.0.14")
+	c.request(1, "/slow")
+	for i := range 60 {
+		c.requestAndReset(uint32(3+2*i), "/attack")
+	}
+	if !eventually(func() bool {
+		return metricsOf(t, e).sum("edge_glitches_total", map[string]string{"kind": "reset"}) >= 60
+	}) {
+		t.Fatal("the resets were not counted")
+	}
+	start := time.Now()
+	e.snap.Load().rl.Bans.Ban(netip.MustParseAddr("127.0.0.14"), time.Minute, time.Now())
+	if !c.waitClosed(3 * time.Second) {
+		t.Fatal("flooding connection still open")
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("closed %v after the ban, want at once (not after the 4 s grace)", d)
+	}
+	if ga := c.firstGoAway(); ga == nil || ga.ErrCode != http2.ErrCodeEnhanceYourCalm {
+		t.Errorf("GOAWAY %v, want ENHANCE_YOUR_CALM", ga)
+	}
+	if st, _, _ := c.response(1, 0); st == "200" {
+		t.Error("the response in flight was served; want the connection cut")
+	}
+}

@@ -327,11 +327,29 @@ type h3Conn struct {
 	tripped  atomic.Bool
 }
 
-// closeWhenDone closes the connection with code once no request is in flight, or after grace.
+// closeWhenDone closes the connection with code once no request is in flight and their responses
+// have gone out, or after grace. A handler that returned has only handed its response to quic-go:
+// the close waits until the connection has sent nothing for a quiet period of four smoothed RTTs
+// (50 ms at least), time for the last packets to leave and be acknowledged or retransmitted once.
 func (h *h3Conn) closeWhenDone(grace time.Duration, code quic.ApplicationErrorCode) {
 	deadline := time.Now().Add(grace)
-	for h.active.Load() > 0 && time.Now().Before(deadline) && h.conn.Context().Err() == nil {
-		time.Sleep(10 * time.Millisecond)
+	sleep := func(d time.Duration) bool {
+		d = min(d, time.Until(deadline))
+		if d <= 0 || h.conn.Context().Err() != nil {
+			return false
+		}
+		time.Sleep(d)
+		return true
+	}
+	for h.active.Load() > 0 && sleep(10*time.Millisecond) {
+	}
+	if h.active.Load() == 0 && grace > 0 {
+		for {
+			st := h.conn.ConnectionStats()
+			if !sleep(max(50*time.Millisecond, 4*st.SmoothedRTT)) || h.conn.ConnectionStats().BytesSent == st.BytesSent {
+				break
+			}
+		}
 	}
 	reason := "banned"
 	if code == h3ExcessiveLoad {

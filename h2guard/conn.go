@@ -225,10 +225,17 @@ func (c *Conn) drain(grace time.Duration) {
 	if !c.advance(stateAborting) {
 		return // an abort took over, or the connection closed
 	}
-	// The last response may be in a write still in progress: let it finish, then end.
+	// The last response may be in a write still in progress: let it finish, then end, and give the
+	// last bytes abortLinger to leave before a close with unread input turns into a reset.
 	if c.lockWrites(time.Now().Add(abortWait)) {
 		c.endWritesLocked()
 		c.wmu.Unlock()
+		t := time.NewTimer(abortLinger)
+		select {
+		case <-t.C:
+		case <-c.closed:
+		}
+		t.Stop()
 	}
 	c.finish()
 }

@@ -176,6 +176,6 @@ func TestConnShutdown(t *testing.T) {
 		t.Errorf("client got body %q, want done", body)
 	}
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("closed %v after the response ended, want at once", d)
+		t.Errorf("closed %v after the response ended, want at once (after the linger)", d)
 	}
 }
