@@ -85,7 +85,7 @@ func TestAbuseRapidReset(t *testing.T) {
 		t.Fatalf("connection closed without GOAWAY (read error %v)", att.readErr)
 	}
 	accepted := (ga.LastStreamID + 1) / 2
-	t.Logf("flood: %d pairs sent, %d streams accepted, GOAWAY %v after %v, closed after %v; well-behaved client: %d answers",
+	t.Logf("flood: %d pairs sent, %d streams accepted, GOAWAY %v (last stream %d), closed after %v; well-behaved client: %d answers",
 		sent.Load(), accepted, ga.ErrCode, ga.LastStreamID, elapsed.Round(time.Millisecond), good.Load())
 	if ga.ErrCode != http2.ErrCodeEnhanceYourCalm {
 		t.Errorf("GOAWAY code: got %v, want ENHANCE_YOUR_CALM", ga.ErrCode)
