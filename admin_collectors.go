@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"edge/h2guard"
 	"edge/ratelimit"
 	"edge/tls"
 	"edge/upstream"
@@ -123,6 +124,13 @@ var (
 		"HTTP/3 requests received in 0-RTT by outcome: forwarded early (Early-Data: 1), waited for the handshake, or sent again after a backend's 425.", []string{"outcome"}, nil)
 	descQUICFloods = prometheus.NewDesc("edge_quic_handshake_floods_total",
 		"Times the QUIC handshake flood state was entered.", nil, nil)
+
+	descGlitches = prometheus.NewDesc("edge_glitches_total",
+		"Glitches committed on HTTP/2 and HTTP/3 connections, counted against server.abuse.glitch_budget, by client protocol and kind (reset: a stream reset before its response began).",
+		[]string{"protocol", "kind"}, nil)
+	descConnsClosed = prometheus.NewDesc("edge_conns_closed_total",
+		"Client connections edge closed itself, by reason (glitches: past the glitch budget; banned; blocklisted: by a reload) and client protocol.",
+		[]string{"reason", "protocol"}, nil)
 )
 
 var collectorDescs = []*prometheus.Desc{
@@ -136,6 +144,7 @@ var collectorDescs = []*prometheus.Desc{
 	descUpstreamErrors, descUpstreamEject, descUpstreamConns, descUpstreamDials,
 	descFPEntries, descLastReloadOK, descLastReloadTime,
 	descQUICRetries, descQUICFlood, descQUICFloods, descProxyProtocol, descEarlyData,
+	descGlitches, descConnsClosed,
 }
 
 // registerCollectors registers the leaves' statistics on the metrics registry. Calling it again is
@@ -191,6 +200,7 @@ func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Unlock()
 	counter(ch, descProxyProtocol, applied, "applied")
 	counter(ch, descProxyProtocol, rejected, "rejected")
+	collectAbuse(ch, &s.abuse)
 	if r := s.LastReload(); r != nil {
 		gauge(ch, descLastReloadOK, boolFloat(r.OK))
 		gauge(ch, descLastReloadTime, float64(r.Time.UnixNano())/1e9)
@@ -260,6 +270,20 @@ func collectRateLimit(ch chan<- prometheus.Metric, st ratelimit.Stats, redis boo
 	counter(ch, descRedisBansPublished, f.BansPublished)
 	counter(ch, descRedisBansDropped, f.BansDropped)
 	counter(ch, descRedisSyncs, f.Syncs)
+}
+
+// collectAbuse exports the glitch and close counters: every kind on HTTP/2, resets on HTTP/3 (the
+// only kind its per-request accounting sees), every reason on every protocol.
+func collectAbuse(ch chan<- prometheus.Metric, a *abuseCounters) {
+	for k := range h2guard.NumKinds {
+		counter(ch, descGlitches, a.glitches[protoH2][k].Load(), protoNames[protoH2], h2guard.Kind(k).String())
+	}
+	counter(ch, descGlitches, a.glitches[protoH3][h2guard.KindReset].Load(), protoNames[protoH3], h2guard.KindReset.String())
+	for why := range numCloseReasons {
+		for p := range numProtos {
+			counter(ch, descConnsClosed, a.closed[why][p].Load(), closeReasonNames[why], protoNames[p])
+		}
+	}
 }
 
 func collectPool(ch chan<- prometheus.Metric, st upstream.Stats) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"edge/fingerprint"
+	"edge/h2guard"
 	"edge/ratelimit"
 	"edge/waf"
 )
@@ -423,6 +424,11 @@ type statusRateLimit struct {
 	Bans          uint64         `json:"bans"`
 	BansRemote    uint64         `json:"bans_remote"`
 	Strikes       []nameCount    `json:"strikes"`
+	// ConnsClosed counts the connections edge closed itself, by reason (glitches, banned,
+	// blocklisted); Glitches the glitches of HTTP/2 and HTTP/3 connections, by kind. Zero counts are
+	// omitted.
+	ConnsClosed []nameCount `json:"conns_closed"`
+	Glitches    []nameCount `json:"glitches"`
 	// Redis is nil when ratelimit.redis.url is not set.
 	Redis *statusRedis `json:"redis"`
 }
@@ -487,6 +493,7 @@ func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
 	}
 	rl := &out.RateLimit
 	rl.ConnsRefused, rl.Policies, rl.Strikes = []nameCount{}, []statusPolicy{}, []nameCount{}
+	rl.ConnsClosed, rl.Glitches = s.abuse.byReason(), s.abuse.byKind()
 	out.Backends = []statusBackend{}
 	if snap := s.snap.Load(); snap != nil {
 		if snap.fpDB != nil {
@@ -526,6 +533,38 @@ func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
 		}
 	}
 	out.Reload = statusReload{OK: s.reload.ok.Load(), Failed: s.reload.fail.Load(), Last: s.LastReload()}
+	return out
+}
+
+// byReason returns the connections closed, by reason over every protocol, zero counts omitted.
+func (a *abuseCounters) byReason() []nameCount {
+	out := []nameCount{}
+	for why := range numCloseReasons {
+		var n uint64
+		for p := range numProtos {
+			n += a.closed[why][p].Load()
+		}
+		if n > 0 {
+			out = append(out, nameCount{closeReasonNames[why], n})
+		}
+	}
+	sortCounts(out)
+	return out
+}
+
+// byKind returns the glitches, by kind over every protocol, zero counts omitted.
+func (a *abuseCounters) byKind() []nameCount {
+	out := []nameCount{}
+	for k := range h2guard.NumKinds {
+		var n uint64
+		for p := range numProtos {
+			n += a.glitches[p][k].Load()
+		}
+		if n > 0 {
+			out = append(out, nameCount{h2guard.Kind(k).String(), n})
+		}
+	}
+	sortCounts(out)
 	return out
 }
 

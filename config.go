@@ -111,6 +111,33 @@ type ServerConfig struct {
 	ServerHeaderValue string `toml:"server_header_value"`
 	// Via adds a Via header (RFC 9110 §7.6.3) naming edge to forwarded requests and their responses.
 	Via bool `toml:"via"`
+	// Abuse is [server.abuse]: what edge does about abuse of a live connection.
+	Abuse AbuseConfig `toml:"abuse"`
+}
+
+// AbuseConfig is [server.abuse]: the glitch budget of multiplexed connections, and what a ban does
+// to the banned client's open connections. Budget changes apply to connections accepted after a
+// reload; the ban settings apply at once.
+type AbuseConfig struct {
+	// GlitchBudget is how many glitches one HTTP/2 or HTTP/3 connection may commit: streams the
+	// client resets before their response began (rapid reset), and on HTTP/2 also empty frames,
+	// tiny WINDOW_UPDATEs, PING/SETTINGS floods, oversized header blocks and malformed frames. The
+	// glitch after the budget closes the connection (GOAWAY with ENHANCE_YOUR_CALM on HTTP/2,
+	// H3_EXCESSIVE_LOAD on HTTP/3) and strikes the client.
+	GlitchBudget int `toml:"glitch_budget"`
+	// GlitchRatio is the share of a connection's streams its glitches must also reach before it is
+	// closed: a long-lived connection that cancels a few of many requests stays open. 0: the
+	// absolute budget alone decides.
+	GlitchRatio float64 `toml:"glitch_ratio"`
+	// BanClosesConnections closes a client's open connections when it is banned (by this instance
+	// or another through Redis) or when a reload adds it to the blocklist, instead of only refusing
+	// its next connection.
+	BanClosesConnections bool `toml:"ban_closes_connections"`
+	// BanCloseGraceMS is how long a banned client's responses in flight may take to finish: HTTP/2
+	// gets GOAWAY at once, HTTP/1.1 is closed after its current response, HTTP/3 once its requests
+	// are done (new requests are refused as banned meanwhile). 0, or a connection that is itself
+	// flooding (half its glitch budget spent): closed at once.
+	BanCloseGraceMS int `toml:"ban_close_grace_ms"`
 }
 
 // LogConfig configures logging.

@@ -48,6 +48,19 @@ const (
 	// DefaultServerHeaderValue is server.server_header_value.
 	DefaultServerHeaderValue = "edge"
 
+	// DefaultGlitchBudget is server.abuse.glitch_budget: a rapid-reset flood is cut off after about
+	// a hundred streams (Envoy closes past half of its first 500 streams, HAProxy's
+	// tune.h2.fe.glitches-threshold is commonly set in the hundreds), while a browser that cancels
+	// some requests never comes near it.
+	DefaultGlitchBudget = 100
+	// DefaultGlitchRatio is server.abuse.glitch_ratio: glitches must also be half of the
+	// connection's streams (Envoy's premature-reset ratio).
+	DefaultGlitchRatio = 0.5
+	// DefaultBanClosesConnections is server.abuse.ban_closes_connections.
+	DefaultBanClosesConnections = true
+	// DefaultBanCloseGraceMS is server.abuse.ban_close_grace_ms.
+	DefaultBanCloseGraceMS = 2_000
+
 	// DefaultAccessLog is log.access.
 	DefaultAccessLog = "stdout"
 	// DefaultLogLevel is log.level.
@@ -90,6 +103,12 @@ func DefaultConfig() Config {
 			MaxHeaderBytes:      DefaultMaxHeaderBytes,
 			ServerHeader:        DefaultServerHeader,
 			ServerHeaderValue:   DefaultServerHeaderValue,
+			Abuse: AbuseConfig{
+				GlitchBudget:         DefaultGlitchBudget,
+				GlitchRatio:          DefaultGlitchRatio,
+				BanClosesConnections: DefaultBanClosesConnections,
+				BanCloseGraceMS:      DefaultBanCloseGraceMS,
+			},
 		},
 		Log: LogConfig{
 			Access: DefaultAccessLog,

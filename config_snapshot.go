@@ -88,7 +88,7 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 	if old != nil && old.rl != nil && reflect.DeepEqual(old.cfg.RateLimit, cfg.RateLimit) {
 		snap.rl = old.rl
 	} else {
-		rl, err := ratelimit.New(cfg.RateLimit, ratelimit.Options{Logger: s.log})
+		rl, err := ratelimit.New(cfg.RateLimit, ratelimit.Options{Logger: s.log, OnBan: s.onBan})
 		if err != nil {
 			sink.errorf("ratelimit", err.Error())
 			return fail()

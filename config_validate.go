@@ -138,6 +138,18 @@ func (c *Config) validateServer(s *problemSink) {
 	if c.Server.ServerHeader == "replace" && c.Server.ServerHeaderValue == "" {
 		s.errorf("server.server_header_value", "empty: set a value or use server_header = \"remove\"")
 	}
+	ab := c.Server.Abuse
+	if ab.GlitchBudget < 1 || ab.GlitchBudget > 1_000_000 {
+		s.errorf("server.abuse.glitch_budget", fmt.Sprintf("must be between 1 and 1000000, got %d", ab.GlitchBudget))
+	}
+	if !(ab.GlitchRatio >= 0 && ab.GlitchRatio <= 1) {
+		s.errorf("server.abuse.glitch_ratio", fmt.Sprintf("must be between 0 and 1 (a share of the connection's streams), got %v", ab.GlitchRatio))
+	}
+	if ab.BanCloseGraceMS < 0 {
+		s.errorf("server.abuse.ban_close_grace_ms", fmt.Sprintf("must not be negative, got %d", ab.BanCloseGraceMS))
+	} else if !ab.BanClosesConnections && ab.BanCloseGraceMS != DefaultBanCloseGraceMS {
+		s.warnf("server.abuse.ban_close_grace_ms", "has no effect with ban_closes_connections = false")
+	}
 	for i, p := range c.Listen.ProxyProtocolFrom {
 		if _, err := parsePrefix(p); err != nil {
 			s.errorf(fmt.Sprintf("listen.proxy_protocol_from[%d]", i), err.Error())

@@ -7,9 +7,11 @@
 //	server.go            Server: NewServer, Start, Shutdown, Run
 //	listen*.go           listeners: TCP/UDP binding (listen.go), connection admission before any TLS
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
-//	                     (listen_tls.go), QUIC and HTTP/3 (listen_h3.go, listen_quic_retry.go), the
-//	                     cleartext listener (listen_http.go), the zero-setup self-signed certificate
-//	                     (listen_selfsigned.go)
+//	                     (listen_tls.go), HTTP/2 on the h2guard frame tap (listen_h2.go), QUIC and
+//	                     HTTP/3 (listen_h3.go, listen_quic_retry.go), the cleartext listener
+//	                     (listen_http.go), and the registry of open client connections that glitch
+//	                     budgets, bans and blocklist reloads close (listen_conns.go), the zero-setup
+//	                     self-signed certificate (listen_selfsigned.go)
 //	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
 //	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_ratelimit.go,
 //	                     pipeline_waf.go; every denial is a decision written by pipeline_respond.go;
@@ -25,7 +27,7 @@
 //	tool_*.go            entry points for the CLI's tools (edge waf eval)
 //
 // A request over TCP: listen_admit.go (connection limiter, bans) → listen_tls.go (handshake,
-// JA3/JA4) → net/http → pipeline.go (Server.ServeHTTP: strip client-sent Edge-* headers, canonical
+// JA3/JA4) → net/http (HTTP/1.1, or x/net's HTTP/2 server on an h2guard.Conn) → pipeline.go (Server.ServeHTTP: strip client-sent Edge-* headers, canonical
 // host and path, route) with its stages → pipeline_respond.go for a denial, or forward.go →
 // log_access.go. Over QUIC the first two are listen_quic_retry.go and listen_h3.go; the rest is the
 // same.
@@ -34,8 +36,8 @@
 // atomic.Pointer. A request loads the pointer once and uses that snapshot from start to end, so a
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
-// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust) are
-// leaves: they exchange plain values with this package and never import it (deps_test.go holds the
-// allowed import edges of the whole module). Unit tests sit beside the code they test; tests that
-// start a whole edge and drive it through its listeners are in e2e/.
+// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
+// h2guard) are leaves: they exchange plain values with this package and never import it
+// (deps_test.go holds the allowed import edges of the whole module). Unit tests sit beside the code
+// they test; tests that start a whole edge and drive it through its listeners are in e2e/.
 package edge

@@ -239,9 +239,10 @@ func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 		// Nothing is written to the client here (r is the outbound request, not the client's).
 		ex.tooEarly = true
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		// The client stopped sending (closed, or ended its side mid-body). If it still reads, it gets
-		// a well-formed error, never the implicit empty 200 net/http would send for a silent handler.
-		b.srv.respond(w, r, ex, deny(denyBadRequest, "client closed: "+err.Error()))
+		// The client reset the stream, closed, or ended its side mid-body; the backend request was
+		// cancelled with it. If it still reads, it gets a well-formed error, never the implicit empty
+		// 200 net/http would send for a silent handler.
+		b.srv.respond(w, r, ex, deny(denyClientGone, err.Error()))
 	default:
 		switch upstream.StatusFor(err) {
 		case http.StatusServiceUnavailable:
@@ -269,6 +270,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, ex *exchange, r
 			s.respond(w, r, ex, d)
 			return
 		}
+	}
+	if r.Context().Err() != nil {
+		// The stream was reset (or the client left) while the stages ran: no backend is asked.
+		s.respond(w, r, ex, deny(denyClientGone, "before forwarding"))
+		return
 	}
 	if ex.early {
 		s.early[earlyForwarded].Add(1)

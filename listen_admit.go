@@ -45,23 +45,31 @@ func (l *admitListener) Accept() (net.Conn, error) {
 		if !ok {
 			continue
 		}
-		if release == nil {
-			return c, nil
-		}
-		return &releaseConn{Conn: c, release: release}, nil
+		rc := &releaseConn{Conn: c, release: release, conns: l.srv.conns}
+		rc.live = &liveConn{addr: remoteAddr(c.RemoteAddr().String()), conn: rc}
+		l.srv.conns.add(rc.live)
+		return rc, nil
 	}
 }
 
-// releaseConn returns the connection limiter's slot once, when closed (net/http may close a
-// connection from two goroutines during shutdown).
+// releaseConn is a cleartext client connection: registered in the connection registry while open,
+// and holding the connection limiter's slot. Both are given back once, when it is closed (net/http
+// may close a connection from two goroutines during shutdown).
 type releaseConn struct {
 	net.Conn
-	release func()
+	release func() // nil when not limited
+	live    *liveConn
+	conns   *connRegistry
 	once    sync.Once
 }
 
 func (c *releaseConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.once.Do(func() {
+		if c.release != nil {
+			c.release()
+		}
+		c.conns.remove(c.live)
+	})
 	return err
 }

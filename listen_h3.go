@@ -16,6 +16,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"edge/fingerprint"
+	"edge/h2guard"
 	"edge/tls"
 )
 
@@ -104,7 +105,14 @@ func (s *Server) quicConnContext(ctx context.Context, c *quic.Conn) context.Cont
 	} else {
 		f.fpErr = errNoQUICHello
 	}
-	s.observeConn(f, s.snap.Load())
+	snap := s.snap.Load()
+	s.observeConn(f, snap)
+	ab := snap.cfg.Server.Abuse
+	live := &liveConn{addr: remoteAddr(c.RemoteAddr().String()), quic: c,
+		h3: &h3Conn{conn: c, budget: h2guard.Budget{Glitches: ab.GlitchBudget, Ratio: ab.GlitchRatio}}}
+	f.live = live
+	s.conns.add(live)
+	context.AfterFunc(c.Context(), func() { s.conns.remove(live) })
 	return context.WithValue(ctx, connFactsKey{}, f)
 }
 

@@ -20,6 +20,8 @@ type connFacts struct {
 	fp    fingerprint.Fingerprints
 	fpErr error
 	quic  bool
+	// live is the connection's registry entry (QUIC: for the HTTP/3 request accounting).
+	live *liveConn
 	// handshakeDone, on a QUIC connection accepted in 0-RTT, is closed when its handshake completes
 	// (nil otherwise): until then its requests arrived in early data.
 	handshakeDone <-chan struct{}
@@ -38,7 +40,9 @@ type edgeConn struct {
 	*fingerprint.CaptureConn
 	facts     connFacts
 	closeOnce sync.Once
-	release   func() // returns the connection limiter's slot; nil when not limited
+	release   func()        // returns the connection limiter's slot; nil when not limited
+	live      *liveConn     // the registry entry, once the handshake succeeded
+	conns     *connRegistry // where live is registered
 }
 
 func (c *edgeConn) Close() error {
@@ -46,6 +50,9 @@ func (c *edgeConn) Close() error {
 	c.closeOnce.Do(func() {
 		if c.release != nil {
 			c.release()
+		}
+		if c.live != nil {
+			c.conns.remove(c.live)
 		}
 	})
 	return err
@@ -119,6 +126,10 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	}
 	ec.Release()
 	l.srv.observeConn(&ec.facts, snap)
+	ec.live = &liveConn{addr: remoteAddr(raw.RemoteAddr().String()), conn: tc}
+	ec.facts.live = ec.live
+	ec.conns = l.srv.conns
+	l.srv.conns.add(ec.live)
 	select {
 	case l.ready <- tc:
 	case <-l.done:

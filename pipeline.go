@@ -33,6 +33,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 		ex.altSvc = s.altSvc // HTTP/3 is advertised on TCP responses
 	}
 	rec := &recorder{ResponseWriter: w, id: ex.id, altSvc: ex.altSvc}
+	if ex.proto == "h3" {
+		if f := connFactsFrom(r.Context()); f != nil && f.live != nil && f.live.h3 != nil {
+			// Registered before recoverPanic, so it also runs when the response is aborted.
+			defer s.h3Accounting(f.live, r, rec, ex)()
+		}
+	}
 	defer s.recoverPanic(rec, r, ex)
 	stripEdgeHeaders(r.Header)
 	normalizeExtendedConnect(r)
@@ -51,6 +57,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 	}
 	s.m.observe(ex, status)
 	s.access.log(ex, r, rec)
+}
+
+// h3Accounting counts an HTTP/3 request against its connection's glitch budget: it returns the
+// function to run when the request ends, which counts a glitch when the client reset the stream
+// (the request context ended while the connection lives) before the response began.
+func (s *Server) h3Accounting(c *liveConn, r *http.Request, rec *recorder, ex *exchange) func() {
+	c.h3.streams.Add(1)
+	c.h3.active.Add(1)
+	return func() {
+		reset := r.Context().Err() != nil && c.quic.Context().Err() == nil &&
+			(rec.status == 0 || ex.reason == denyClientGone)
+		s.h3RequestDone(c, reset)
+	}
 }
 
 // recoverPanic keeps a bug on the request path from taking the process down on any transport (net/http
@@ -90,6 +109,10 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) decision {
 	snap := ex.snap
 	ex.conn = connFactsFrom(r.Context())
+	if r.Context().Err() != nil {
+		// Reset before the pipeline began (a rapid-reset flood's streams mostly are): no work for it.
+		return deny(denyClientGone, "before the pipeline")
+	}
 	ex.peer = remoteAddr(r.RemoteAddr)
 	ex.trustPeer = snap.trusted(ex.peer)
 	ex.client = snap.clientIP(ex.peer, r)

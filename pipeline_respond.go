@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"edge/ratelimit"
 )
@@ -27,6 +28,10 @@ const (
 	denyTooEarly
 	denyWAF
 	denyInternal
+	// denyClientGone: the client reset the stream (HTTP/2, HTTP/3) or closed the connection before
+	// the request was answered; no backend is asked. The answer is written for an HTTP/1.1 client
+	// that half-closed and still reads; on a reset stream the server drops it.
+	denyClientGone
 	numDenyReasons
 )
 
@@ -48,6 +53,7 @@ var denyInfo = [numDenyReasons]struct {
 	denyTooEarly:       {http.StatusTooEarly, "too_early"},
 	denyWAF:            {http.StatusForbidden, "waf_block"},
 	denyInternal:       {http.StatusInternalServerError, "internal_error"},
+	denyClientGone:     {http.StatusBadRequest, "client_gone"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.
@@ -80,6 +86,15 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d
 	s.m.deny(d.reason)
 	h := w.Header()
 	switch d.reason {
+	case denyRateLimited, denyWAF, denyBanned:
+		if ex.proto == "h1" && s.closesBanned(ex) {
+			// The strike behind this denial may have banned the client: its HTTP/1.1 connection
+			// ends with this response rather than being reused for a request that would race the
+			// close (server.abuse.ban_closes_connections).
+			h.Set("Connection", "close")
+		}
+	}
+	switch d.reason {
 	case denyRateLimited:
 		var buf [128]byte
 		h.Set("RateLimit-Policy", string(ratelimit.AppendRateLimitPolicy(buf[:0], &ex.limit)))
@@ -99,6 +114,16 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d
 		return
 	}
 	writeError(w, d.reason.Status(), ex.id)
+}
+
+// closesBanned reports whether the peer of ex is banned and bans close connections.
+func (s *Server) closesBanned(ex *exchange) bool {
+	rl := ex.snap.rl
+	if rl == nil || !ex.snap.cfg.Server.Abuse.BanClosesConnections {
+		return false
+	}
+	_, banned := rl.Bans.Banned(ex.peer, time.Now())
+	return banned
 }
 
 // writeError writes a JSON error body: {"status":502,"error":"Bad Gateway","request_id":"…"}. The

@@ -43,6 +43,9 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) d
 	// An extended CONNECT's stream is a tunnel (WebSocket frames after the handshake), not a request
 	// body: like the bytes after an HTTP/1.1 Upgrade, it is not read ahead.
 	if p.BodyLimitBytes > 0 && hasBody {
+		if r.Context().Err() != nil {
+			return deny(denyClientGone, "before the body was read")
+		}
 		limit := p.BodyLimitBytes
 		if r.ContentLength >= 0 && r.ContentLength < limit {
 			limit = r.ContentLength
@@ -83,6 +86,8 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) d
 			}
 		case errors.As(err, &tooBig):
 			return deny(denyBodyTooLarge, "")
+		case r.Context().Err() != nil:
+			return deny(denyClientGone, "body: "+err.Error())
 		default:
 			// A body that ends before its declared length or final chunk is not forwarded.
 			return deny(denyBadRequest, "incomplete body: "+err.Error())

@@ -95,6 +95,8 @@ func (s *Server) Reload(trigger string) ReloadResult {
 	}
 	s.snap.Store(snap)
 	res.OK = true
+	// A client the new blocklist refuses loses the connections it holds, not only its next one.
+	s.closeBlocklisted(snap)
 	// Backends the new snapshot did not take over are closed once their requests in flight are done:
 	// closing idle connections never interrupts an active one.
 	for name, b := range old.backends {

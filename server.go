@@ -44,6 +44,9 @@ type Server struct {
 
 	proxyListeners []*proxyproto.Listener // listen.proxy_protocol_from, for their counters
 
+	conns *connRegistry // open client connections, by client address (listen_conns.go)
+	abuse abuseCounters
+
 	altSvc string // Alt-Svc value for TCP responses, "" when not advertised
 	reload reloader
 	m      *metrics
@@ -74,7 +77,8 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access log: %w", err)
 	}
-	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}, m: newMetrics(), status: newStatusState()}
+	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}, m: newMetrics(),
+		status: newStatusState(), conns: newConnRegistry()}
 	if err := s.registerCollectors(); err != nil {
 		return nil, err
 	}
@@ -201,9 +205,12 @@ func (s *Server) Start() error {
 		srv := s.httpServer(sp.handler)
 		if sp.name == "http" {
 			ln = &admitListener{Listener: ln, srv: s}
+			srv.ConnState = s.connState
 		}
 		if sp.tls {
 			srv.ConnContext = tcpConnContext
+			srv.ConnState = s.connState
+			s.serveH2(srv)
 			ln = newTLSListener(ln, s, s.tlsCfg, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
 		}
 		s.listeners[sp.name] = ln

@@ -89,9 +89,12 @@ blocklist = %q
 }
 
 // TestStrikesBan: request-limit denials are strikes; enough of them ban the client, whose next
-// connection is refused at accept.
+// connection is refused at accept. (With server.abuse.ban_closes_connections, the default, the ban
+// also closes the connection it holds: abuse_ban_test.go.)
 func TestStrikesBan(t *testing.T) {
 	e := startEdge(t, `
+[server.abuse]
+ban_closes_connections = false
 [ratelimit.bans]
 strikes = 2
 window_ms = 60000

@@ -28,6 +28,7 @@ type Bans struct {
 	blockPath     string
 	allowPath     string
 	fleet         *fleet
+	onBan         func(netip.Prefix) // Options.OnBan
 	struck        [numReasons]atomic.Uint64
 	bansIssued    atomic.Uint64
 	remoteApplied atomic.Uint64
@@ -171,11 +172,13 @@ func (b *Bans) Strike(ip netip.Addr, reason Reason, now time.Time) bool {
 	if b.fleet != nil {
 		b.fleet.publishBan(g, time.Duration(d))
 	}
+	b.banned(g)
 	return true
 }
 
 // Ban bans ip for d from now, as if it had collected its strikes (used by the
-// fleet to apply bans made by other instances, and by operators).
+// fleet to apply bans made by other instances, and by operators). Like a ban
+// by strikes, it calls Options.OnBan.
 func (b *Bans) Ban(ip netip.Addr, d time.Duration, now time.Time) {
 	if !ip.IsValid() || d <= 0 || b.allow.Load().Contains(ip) {
 		return
@@ -189,6 +192,19 @@ func (b *Bans) Ban(ip netip.Addr, d time.Duration, now time.Time) {
 		e.until = until
 	}
 	s.mu.Unlock()
+	b.banned(g)
+}
+
+// banned tells Options.OnBan that group g is banned.
+func (b *Bans) banned(g netip.Addr) {
+	if b.onBan == nil {
+		return
+	}
+	bits := g.BitLen()
+	if g.Is6() {
+		bits = min(bits, b.v6bits)
+	}
+	b.onBan(netip.PrefixFrom(g, bits))
 }
 
 // entry returns the entry for g, creating it (and making room) when absent.

@@ -210,3 +210,37 @@ func TestBannedAllocs(t *testing.T) {
 		t.Errorf("got %v allocs, want 0", n)
 	}
 }
+
+// TestOnBan: Options.OnBan hears of every ban, by strikes or by Ban, with the banned group as a
+// prefix (an IPv6 client's whole ipv6_prefix), and never of an allowlisted client.
+func TestOnBan(t *testing.T) {
+	var got []netip.Prefix
+	cfg := DefaultConfig()
+	cfg.MaxKeys = 4096
+	cfg.Bans.Strikes = 2
+	r, err := New(cfg, Options{OnBan: func(p netip.Prefix) { got = append(got, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := r.Bans
+	b.SetLists(nil, []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")})
+	now := time.Now()
+	v4 := netip.MustParseAddr("192.0.2.7")
+	b.Strike(v4, ReasonGlitches, now)
+	if len(got) != 0 {
+		t.Fatalf("one strike of two: OnBan called with %v", got)
+	}
+	b.Strike(v4, ReasonGlitches, now)
+	b.Ban(netip.MustParseAddr("2001:db8:1:2:3::4"), time.Minute, now)
+	b.Ban(netip.MustParseAddr("198.51.100.9"), time.Minute, now) // allowlisted
+	b.Strike(netip.MustParseAddr("198.51.100.9"), ReasonWAF, now)
+	b.Strike(netip.MustParseAddr("198.51.100.9"), ReasonWAF, now)
+	want := []netip.Prefix{netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("2001:db8:1:2::/64")}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("OnBan got %v, want %v", got, want)
+	}
+	if n := b.Stats().Strikes[ReasonGlitches]; n != 2 {
+		t.Errorf("glitches strikes: got %d, want 2", n)
+	}
+}

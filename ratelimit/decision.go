@@ -21,13 +21,16 @@ const (
 	ReasonRedisDown
 	// ReasonWAF: a strike for a request the WAF blocked (Bans.Strike).
 	ReasonWAF
+	// ReasonGlitches: a strike for a connection closed because its client went past the glitch
+	// budget (rapid reset and other HTTP/2 or HTTP/3 abuse).
+	ReasonGlitches
 	numReasons
 )
 
 // NumReasons is the number of Reason values; Stats arrays are indexed by Reason.
 const NumReasons = int(numReasons)
 
-var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf"}
+var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf", "glitches"}
 
 // String returns the reason's metric label, e.g. "rate".
 func (r Reason) String() string {

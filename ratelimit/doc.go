@@ -17,8 +17,10 @@
 //     RateLimit-Policy/RateLimit fields (draft-ietf-httpapi-ratelimit-headers).
 //     ClientIP picks the address to key on (X-Forwarded-For/Forwarded are
 //     honoured only from trusted proxies).
-//   - Strikes from both limiters and from WAF blocks (Bans.Strike) ban a
-//     client; Bans.Banned is consulted at accept.
+//   - Strikes from both limiters, from WAF blocks and from connections closed
+//     for glitches (Bans.Strike) ban a client; Bans.Banned is consulted at
+//     accept. Options.OnBan hears of every ban (local, or another instance's
+//     through Redis) so the root can close what the banned client still holds.
 //
 // Every per-IP limit, strike and ban groups IPv6 clients by
 // connections.ipv6_prefix (default /64), since one subscriber holds a whole

@@ -58,7 +58,8 @@ func TestAppendHeaders(t *testing.T) {
 
 func TestReasonString(t *testing.T) {
 	want := map[Reason]string{ReasonNone: "none", ReasonRate: "rate", ReasonConcurrent: "concurrent",
-		ReasonBanned: "banned", ReasonBlocklist: "blocklist", ReasonRedisDown: "redis_down", ReasonWAF: "waf", Reason(200): "unknown"}
+		ReasonBanned: "banned", ReasonBlocklist: "blocklist", ReasonRedisDown: "redis_down", ReasonWAF: "waf",
+		ReasonGlitches: "glitches", Reason(200): "unknown"}
 	for r, w := range want {
 		if got := r.String(); got != w {
 			t.Errorf("Reason(%d): got %q, want %q", r, got, w)

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"errors"
 	"log/slog"
+	"net/netip"
 	"time"
 )
 
@@ -10,6 +11,12 @@ import (
 type Options struct {
 	// Logger receives Redis state changes; nil discards them.
 	Logger *slog.Logger
+	// OnBan, when set, is called with the banned prefix (an IPv4 address, or an IPv6 client's
+	// ipv6_prefix group) whenever a client is banned: by its strikes, by Bans.Ban, or by another
+	// instance through Redis. It runs on the goroutine that banned (a request's, or the Redis
+	// subscriber's) after the ban is in force, so it must not block; the root closes the banned
+	// client's connections from it.
+	OnBan func(netip.Prefix)
 }
 
 // RateLimit is the whole [ratelimit] section built: the connection limiter,
@@ -42,6 +49,7 @@ func New(cfg Config, opts Options) (*RateLimit, error) {
 	if err != nil {
 		return nil, err
 	}
+	bans.onBan = opts.OnBan
 	conns, err := newConnLimiter(&cfg, bans)
 	if err != nil {
 		return nil, err

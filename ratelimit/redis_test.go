@@ -406,3 +406,36 @@ func TestRedisSyncInterval(t *testing.T) {
 		t.Errorf("got %d syncs, want 0", st.Syncs)
 	}
 }
+
+// TestRedisBanCallsOnBan: a ban made by one instance reaches the other's Options.OnBan, so that
+// instance closes the banned client's connections too.
+func TestRedisBanCallsOnBan(t *testing.T) {
+	s := startRedis(t, 0)
+	cfg := func(c *Config) {
+		c.MaxKeys = 1 << 16
+		c.Bans.Strikes = 1
+		c.Redis.URL = s.url()
+		c.Redis.TimeoutMS = 250
+		c.Redis.Prefix = "edge:onban:"
+	}
+	a := newFleetRL(t, s, func(c *Config) { cfg(c) })
+	heard := make(chan netip.Prefix, 4)
+	bcfg := DefaultConfig()
+	cfg(&bcfg)
+	b, err := New(bcfg, Options{OnBan: func(p netip.Prefix) { heard <- p }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// Whether B subscribes before or after A publishes, it hears the ban: from the channel, or
+	// from the stored bans it loads on subscribing.
+	a.Bans.Strike(netip.MustParseAddr("203.0.113.5"), ReasonWAF, time.Now())
+	select {
+	case p := <-heard:
+		if p != netip.MustParsePrefix("203.0.113.5/32") {
+			t.Errorf("B's OnBan got %v, want 203.0.113.5/32", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("B's OnBan never heard of A's ban")
+	}
+}
