@@ -58,6 +58,8 @@ type statusSummary struct {
 		Redis         *struct {
 			Up bool `json:"up"`
 		} `json:"redis"` // nil without ratelimit.redis.url
+		ConnsClosed []nameCount `json:"conns_closed"` // connections closed by the edge, by reason
+		Glitches    []nameCount `json:"glitches"`     // protocol glitches, by kind
 	} `json:"ratelimit"`
 	Reload struct {
 		OK     uint64             `json:"ok"`

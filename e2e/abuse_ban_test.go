@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"golang.org/x/net/http2"
 
-	"edge/ratelimit"
+	"edge"
 )
 
 // rawH1 is a keep-alive HTTP/1.1 connection over TLS from a chosen local address.
@@ -133,13 +133,13 @@ func TestAbuseBanClosesLiveConnections(t *testing.T) {
 	other := openVictim(t, e, "127.0.0.4")
 
 	attack := e.url("https", "/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--")
-	if code, err := fetchCode(clientFrom("127.0.0.3"), attack); err != nil || code != 403 {
+	if code, _, err := get(client("h1", from("127.0.0.3")), attack); err != nil || code != 403 {
 		t.Fatalf("WAF block: %d %v, want 403", code, err)
 	}
 	v.checkClosed(t, "banned client")
 	other.checkOpen(t, "other client")
 
-	m := metricsOf(t, e)
+	m := scrape(t, e)
 	for _, p := range []string{"h1", "h2", "h3"} {
 		if got := m.sum("edge_conns_closed_total", map[string]string{"reason": "banned", "protocol": p}); got < 1 {
 			t.Errorf("edge_conns_closed_total{banned,%s}: got %v, want at least 1", p, got)
@@ -148,7 +148,7 @@ func TestAbuseBanClosesLiveConnections(t *testing.T) {
 	if got := m.sum("edge_conns_closed_total", map[string]string{"reason": "banned", "protocol": "h2"}); got != 1 {
 		t.Errorf("edge_conns_closed_total{banned,h2}: got %v, want 1", got)
 	}
-	if got := countOf(statusOf(t, e).RateLimit.ConnsClosed, "banned"); got < 3 {
+	if got := countOf(fetchStatus(t, e.url("admin", "")).RateLimit.ConnsClosed, "banned"); got < 3 {
 		t.Errorf("status conns_closed banned: got %d, want at least 3", got)
 	}
 }
@@ -160,14 +160,18 @@ func TestAbuseBanThroughRedis(t *testing.T) {
 	cfg := fmt.Sprintf("[ratelimit.redis]\nurl = %q\ntimeout_ms = 250\n", url) + banOnFirstStrike + echoRoute
 	a, b := startEdge(t, cfg), startEdge(t, cfg)
 	for _, e := range []*testEdge{a, b} {
-		if !eventually(func() bool { return e.snap.Load().rl.FleetUp() }) {
-			t.Fatal("redis not up")
+		if !eventually(func() bool { return scrape(t, e).sum("edge_redis_up", nil) == 1 }) {
+			t.Fatal("an edge did not connect to Redis (edge_redis_up is not 1)")
 		}
 	}
 	v := openVictim(t, b, "127.0.0.7")
-	a.snap.Load().rl.Bans.Strike(netip.MustParseAddr("127.0.0.7"), ratelimit.ReasonWAF, time.Now())
+	// The client's WAF-blocked request on edge A is its one strike: A bans it and publishes the ban.
+	attack := a.url("https", "/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--")
+	if code, _, err := get(client("h1", from("127.0.0.7")), attack); err != nil || code != 403 {
+		t.Fatalf("WAF block on edge A: %d %v, want 403", code, err)
+	}
 	v.checkClosed(t, "client banned on the other edge")
-	if got := metricsOf(t, b).sum("edge_conns_closed_total", map[string]string{"reason": "banned"}); got != 3 {
+	if got := scrape(t, b).sum("edge_conns_closed_total", map[string]string{"reason": "banned"}); got != 3 {
 		t.Errorf("edge B edge_conns_closed_total{banned}: got %v, want 3", got)
 	}
 }
@@ -207,7 +211,9 @@ func TestAbuseBanGrace(t *testing.T) {
 			}
 
 			start := time.Now()
-			e.snap.Load().rl.Bans.Ban(netip.MustParseAddr(src), time.Minute, time.Now())
+			if err := e.Ban(netip.MustParseAddr(src), time.Minute); err != nil {
+				t.Fatal(err)
+			}
 			if !eventually(func() bool { return h2c.firstGoAway() != nil }) {
 				t.Fatal("no GOAWAY after the ban")
 			}
@@ -248,7 +254,9 @@ func TestAbuseBanGrace(t *testing.T) {
 func TestAbuseBanKeepsConnectionsWhenOff(t *testing.T) {
 	e := startEdge(t, "[server.abuse]\nban_closes_connections = false\n"+echoRoute)
 	v := openVictim(t, e, "127.0.0.9")
-	e.snap.Load().rl.Bans.Ban(netip.MustParseAddr("127.0.0.9"), time.Minute, time.Now())
+	if err := e.Ban(netip.MustParseAddr("127.0.0.9"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(300 * time.Millisecond)
 	if v.h2.firstGoAway() != nil || v.h3.Context().Err() != nil {
 		t.Errorf("a connection was closed: GOAWAY %v, h3 %v", v.h2.firstGoAway(), v.h3.Context().Err())
@@ -256,7 +264,7 @@ func TestAbuseBanKeepsConnectionsWhenOff(t *testing.T) {
 	if code, _, err := v.h1.get("/"); err != nil || code != http.StatusForbidden {
 		t.Errorf("request on the banned client's open connection: %d %v, want 403", code, err)
 	}
-	if got := metricsOf(t, e).sum("edge_conns_closed_total", nil); got != 0 {
+	if got := scrape(t, e).sum("edge_conns_closed_total", nil); got != 0 {
 		t.Errorf("edge_conns_closed_total: got %v, want 0", got)
 	}
 }
@@ -267,7 +275,14 @@ func TestAbuseReloadBlocklist(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "block.txt")
 	os.WriteFile(list, []byte("# none yet\n"), 0o644)
-	e, _ := startEdgeFile(t, dir, fmt.Sprintf("[ratelimit.bans]\nblocklist = %q\n", list)+echoRoute)
+	// The configuration is a file, so the reload re-reads it (and the blocklist it names).
+	path := filepath.Join(dir, "edge.toml")
+	os.WriteFile(path, []byte(fmt.Sprintf("%s[server]\nstate_dir = %q\n[ratelimit.bans]\nblocklist = %q\n%s", testListen, t.TempDir(), list, echoRoute)), 0o644)
+	cfg, problems := edge.LoadFile(path)
+	if problems.HasErrors() {
+		t.Fatalf("config: %v", problems)
+	}
+	e := startEdgeConfig(t, cfg)
 	v := openVictim(t, e, "127.0.0.5")
 	other := openVictim(t, e, "127.0.0.6")
 	os.WriteFile(list, []byte("127.0.0.5/32\n"), 0o644)
@@ -276,14 +291,14 @@ func TestAbuseReloadBlocklist(t *testing.T) {
 	}
 	v.checkClosed(t, "blocklisted client")
 	other.checkOpen(t, "other client")
-	m := metricsOf(t, e)
+	m := scrape(t, e)
 	for _, p := range []string{"h1", "h2", "h3"} {
 		if got := m.sum("edge_conns_closed_total", map[string]string{"reason": "blocklisted", "protocol": p}); got != 1 {
 			t.Errorf("edge_conns_closed_total{blocklisted,%s}: got %v, want 1", p, got)
 		}
 	}
-	if !strings.Contains(fmt.Sprint(statusOf(t, e).RateLimit.ConnsClosed), "blocklisted") {
-		t.Errorf("status conns_closed lacks blocklisted: %v", statusOf(t, e).RateLimit.ConnsClosed)
+	if closed := fetchStatus(t, e.url("admin", "")).RateLimit.ConnsClosed; !strings.Contains(fmt.Sprint(closed), "blocklisted") {
+		t.Errorf("status conns_closed lacks blocklisted: %v", closed)
 	}
 }
 
@@ -321,12 +336,14 @@ func TestAbuseBanFloodingAtOnce(t *testing.T) {
 		c.requestAndReset(uint32(3+2*i), "/attack")
 	}
 	if !eventually(func() bool {
-		return metricsOf(t, e).sum("edge_glitches_total", map[string]string{"kind": "reset"}) >= 60
+		return scrape(t, e).sum("edge_glitches_total", map[string]string{"kind": "reset"}) >= 60
 	}) {
 		t.Fatal("the resets were not counted")
 	}
 	start := time.Now()
-	e.snap.Load().rl.Bans.Ban(netip.MustParseAddr("127.0.0.14"), time.Minute, time.Now())
+	if err := e.Ban(netip.MustParseAddr("127.0.0.14"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	if !c.waitClosed(3 * time.Second) {
 		t.Fatal("flooding connection still open")
 	}

@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"context"
@@ -102,7 +102,7 @@ func TestAbuseRapidReset(t *testing.T) {
 		t.Errorf("upstream requests started for reset streams: got %d of %d, want at most a tenth", hits, accepted)
 	}
 
-	m := metricsOf(t, e)
+	m := scrape(t, e)
 	if got := m.sum("edge_glitches_total", map[string]string{"protocol": "h2", "kind": "reset"}); got < budget+1 {
 		t.Errorf("edge_glitches_total{h2,reset}: got %v, want at least %d", got, budget+1)
 	}
@@ -122,7 +122,7 @@ func TestAbuseRapidReset(t *testing.T) {
 	if got := m.sum("edge_denied_total", map[string]string{"reason": "client_gone"}); got < 1 {
 		t.Errorf("edge_denied_total{client_gone}: got %v, want the reset streams counted", got)
 	}
-	st := statusOf(t, e)
+	st := fetchStatus(t, e.url("admin", ""))
 	if got := countOf(st.RateLimit.ConnsClosed, "glitches"); got != 1 {
 		t.Errorf("status conns_closed glitches: got %d, want 1", got)
 	}
@@ -220,7 +220,7 @@ func TestAbuseResetCancelsUpstream(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if !eventually(func() bool {
-		return metricsOf(t, e).sum("edge_denied_total", map[string]string{"reason": "client_gone"}) == 1
+		return scrape(t, e).sum("edge_denied_total", map[string]string{"reason": "client_gone"}) == 1
 	}) {
 		t.Error("the reset request was not recorded as client_gone")
 	}
@@ -262,7 +262,7 @@ func TestAbuseHTTP3Resets(t *testing.T) {
 	if code != h3ExcessiveLoad {
 		t.Errorf("close code: got %#x, want H3_EXCESSIVE_LOAD (0x107)", uint64(code))
 	}
-	m := metricsOf(t, e)
+	m := scrape(t, e)
 	if got := m.sum("edge_glitches_total", map[string]string{"protocol": "h3", "kind": "reset"}); got < budget+1 {
 		t.Errorf("edge_glitches_total{h3,reset}: got %v, want at least %d", got, budget+1)
 	}

@@ -1,18 +1,13 @@
-package edge
+package e2e_test
 
 import (
 	"bytes"
 	"context"
 	stdtls "crypto/tls"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +17,12 @@ import (
 	"github.com/quic-go/quic-go/http3"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+)
+
+// HTTP/3 application error codes (RFC 9114, section 8.1) the edge closes connections with.
+const (
+	h3NoError       quic.ApplicationErrorCode = 0x100
+	h3ExcessiveLoad quic.ApplicationErrorCode = 0x107
 )
 
 // rawH2 is an HTTP/2 client over TLS built on x/net's Framer: it sends exactly the frames a test
@@ -179,14 +180,12 @@ func (c *rawH2) firstGoAway() *http2.GoAwayFrame {
 	return c.goAway
 }
 
-// h2ClientFrom is an HTTP/2 client whose connections come from the local address src.
+// h2ClientFrom is an HTTP/2 client whose connections come from the local address src and, unlike
+// client("h2", from(src)), are kept alive: its requests share one connection.
 func h2ClientFrom(src string) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
-	var p http.Protocols
-	p.SetHTTP2(true)
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: d.DialContext, Protocols: &p, TLSClientConfig: &stdtls.Config{InsecureSkipVerify: true},
-	}}
+	c := client("h2", from(src))
+	c.Transport.(*http.Transport).DisableKeepAlives = false
+	return c
 }
 
 // h3From is an HTTP/3 client whose connections come from the local address src; conns receives each
@@ -236,33 +235,7 @@ func quicCloseCode(t testing.TB, c *quic.Conn, d time.Duration) (quic.Applicatio
 	return 0, true
 }
 
-// metricsOf scrapes the edge's admin /metrics.
-func metricsOf(t testing.TB, e *testEdge) exposition {
-	t.Helper()
-	resp, err := http.Get(e.url("admin", "/metrics"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return parseExposition(string(b))
-}
-
-// statusOf fetches the edge's admin /status.
-func statusOf(t testing.TB, e *testEdge) statusSummary {
-	t.Helper()
-	resp, err := http.Get(e.url("admin", "/status"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var st statusSummary
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
+// countOf is the count of name in a /status list, 0 when it is not listed.
 func countOf(c []nameCount, name string) uint64 {
 	for _, nc := range c {
 		if nc.Name == name {
@@ -270,35 +243,6 @@ func countOf(c []nameCount, name string) uint64 {
 		}
 	}
 	return 0
-}
-
-// startEdgeFile starts an edge from a configuration file written to dir (so that Reload re-reads
-// it), listening on loopback ports.
-func startEdgeFile(t testing.TB, dir, extra string) (*testEdge, string) {
-	t.Helper()
-	path := filepath.Join(dir, "edge.toml")
-	src := testListen + "[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + extra
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, problems := LoadFile(path)
-	if problems.HasErrors() {
-		t.Fatalf("config: %v", problems)
-	}
-	access := &syncBuffer{}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessLog: access})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return &testEdge{Server: srv, access: access}, path
 }
 
 // pathCounter is a backend that counts the requests that reach it, by the first path segment, and

@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"bytes"
@@ -27,10 +27,13 @@ func TestAbuseStatusPageInChromium(t *testing.T) {
 		t.Fatal("flooding connection still open")
 	}
 	v := openVictim(t, e, "127.0.0.12")
-	e.snap.Load().rl.Bans.Ban(netip.MustParseAddr("127.0.0.12"), time.Minute, time.Now())
+	if err := e.Ban(netip.MustParseAddr("127.0.0.12"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	v.checkClosed(t, "banned client")
 
-	dom := renderInChromium(t, browser, e.url("admin", "/"), filepath.Join(t.ArtifactDir(), "status-abuse.png"))
+	shot := filepath.Join(t.ArtifactDir(), "status-abuse.png")
+	dom := runChromium(t, browser, e.url("admin", "/"), "--disable-quic", "--virtual-time-budget=3000", "--window-size=1280,1100", "--screenshot="+shot)
 	doc, err := html.Parse(bytes.NewReader(dom))
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +42,7 @@ func TestAbuseStatusPageInChromium(t *testing.T) {
 	if got := page.text("conn-text"); got != "live" {
 		t.Fatalf("page connection state: got %q, want live", got)
 	}
-	m := metricsOf(t, e)
+	m := scrape(t, e)
 	checks := []pageCheck{
 		{"connections closed", page.value("rl-closed"), m.sum("edge_conns_closed_total", nil)},
 		{"closed for glitches", page.cell("data-closed", "glitches", "denied"), m.sum("edge_conns_closed_total", map[string]string{"reason": "glitches"})},
