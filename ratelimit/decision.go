@@ -21,13 +21,15 @@ const (
 	ReasonRedisDown
 	// ReasonWAF: a strike for a request the WAF blocked (Bans.Strike).
 	ReasonWAF
+	// ReasonAuth: a strike for failed credentials (Basic auth) on a protected route.
+	ReasonAuth
 	numReasons
 )
 
 // NumReasons is the number of Reason values; Stats arrays are indexed by Reason.
 const NumReasons = int(numReasons)
 
-var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf"}
+var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf", "auth"}
 
 // String returns the reason's metric label, e.g. "rate".
 func (r Reason) String() string {
