@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"edge/auth"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
@@ -41,6 +42,7 @@ type Config struct {
 	Data        DataConfig                        `toml:"data"`
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
+	Auth        auth.Config                       `toml:"auth"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.
@@ -129,6 +131,15 @@ type RouteConfig struct {
 	RateLimit []string `toml:"rate_limit"`
 	// WAF overrides the WAF mode and adds exclusions for this route.
 	WAF *RouteWAF `toml:"waf"`
+	// AllowCIDRs, when set, admit only clients (the address edge resolved, after PROXY protocol and
+	// trusted proxies) inside one of these prefixes; others get 403 forbidden_network.
+	AllowCIDRs []string `toml:"allow_cidrs"`
+	// DenyCIDRs refuse clients inside one of these prefixes with 403 forbidden_network; deny wins
+	// over allow.
+	DenyCIDRs []string `toml:"deny_cidrs"`
+	// Auth names the authenticator of this route: "jwt:NAME", "basic:NAME" or "forward:NAME"
+	// ([auth.KIND.NAME]). Empty: none.
+	Auth string `toml:"auth"`
 }
 
 // LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).
@@ -266,6 +277,7 @@ func (c *Config) resolvePaths() {
 	for i, k := range c.Data.TrustedKeys {
 		c.Data.TrustedKeys[i] = c.resolve(k)
 	}
+	c.resolveAuthPaths()
 	for name, b := range c.Backends {
 		b.TLS.CAFile, b.TLS.CertFile, b.TLS.KeyFile = c.resolve(b.TLS.CAFile), c.resolve(b.TLS.CertFile), c.resolve(b.TLS.KeyFile)
 		c.Backends[name] = b

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"reflect"
 
+	"edge/auth"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
@@ -25,6 +26,12 @@ type Snapshot struct {
 	rl *ratelimit.RateLimit
 	// routePolicies are the request-limiter policy indexes each route references, by route index.
 	routePolicies [][]int
+	// auth is each route's network rule and authenticator (nil for none), by route index; jwts and
+	// fwds are the verifiers and forwarders by section name, taken over by the next reload when
+	// their configuration did not change (config_auth.go).
+	auth []*routeAuth
+	jwts map[string]*auth.JWTVerifier
+	fwds map[string]*auth.Forwarder
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
 	// them triggers a reload.
 	dataFiles []string
@@ -84,6 +91,9 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		return fail()
 	}
 	snap.table = table
+	if !s.compileAuth(snap, old, sink) {
+		return fail()
+	}
 
 	if old != nil && old.rl != nil && reflect.DeepEqual(old.cfg.RateLimit, cfg.RateLimit) {
 		snap.rl = old.rl

@@ -168,6 +168,12 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		}
 		attrs = append(attrs, slog.String("ratelimit", decision), slog.String("ratelimit_policy", ex.limit.Policy))
 	}
+	if ex.authMethod != "" {
+		attrs = append(attrs, slog.String("auth", ex.authMethod))
+		if ex.authUser != "" {
+			attrs = append(attrs, slog.String("auth_user", ex.authUser))
+		}
+	}
 	if ex.reason != denyNone {
 		attrs = append(attrs, slog.String("reason", ex.reason.String()))
 		if ex.detail != "" {

@@ -27,6 +27,10 @@ const (
 	denyTooEarly
 	denyWAF
 	denyInternal
+	denyForbiddenNetwork
+	denyUnauthorized
+	denyForbidden
+	denyAuthUnavailable
 	numDenyReasons
 )
 
@@ -48,6 +52,11 @@ var denyInfo = [numDenyReasons]struct {
 	denyTooEarly:       {http.StatusTooEarly, "too_early"},
 	denyWAF:            {http.StatusForbidden, "waf_block"},
 	denyInternal:       {http.StatusInternalServerError, "internal_error"},
+
+	denyForbiddenNetwork: {http.StatusForbidden, "forbidden_network"},
+	denyUnauthorized:     {http.StatusUnauthorized, "unauthorized"},
+	denyForbidden:        {http.StatusForbidden, "forbidden"},
+	denyAuthUnavailable:  {http.StatusServiceUnavailable, "auth_unavailable"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.
@@ -85,6 +94,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d
 		h.Set("RateLimit-Policy", string(ratelimit.AppendRateLimitPolicy(buf[:0], &ex.limit)))
 		h.Set("RateLimit", string(ratelimit.AppendRateLimit(buf[:0], &ex.limit)))
 		h.Set("Retry-After", string(ratelimit.AppendRetryAfter(buf[:0], &ex.limit)))
+	case denyUnauthorized:
+		// RFC 9110 §15.5.2: a 401 carries a challenge for the route's scheme.
+		if ex.challenge != "" {
+			h.Set("WWW-Authenticate", ex.challenge)
+		}
 	case denyWAF:
 		html := prefersHTML(r.Header.Get("Accept"))
 		if html {

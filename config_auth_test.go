@@ -1,0 +1,67 @@
+package edge
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// TestSampleAuthConfig uncomments the auth example of the repository's edge.toml and loads it, so
+// the documented keys can never rot.
+func TestSampleAuthConfig(t *testing.T) {
+	src, err := os.ReadFile("edge.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(src), "# BEGIN auth example\n")
+	block, _, ok2 := strings.Cut(block, "# END auth example")
+	if !ok || !ok2 {
+		t.Fatal("edge.toml lacks the auth example block")
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(block, "\n") {
+		b.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "#"), " ") + "\n")
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	h, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	os.WriteFile(filepath.Join(dir, "rules/users.txt"), []byte("alice:"+string(h)+"\n"), 0o644)
+	cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+b.String()))
+	if problems.HasErrors() {
+		t.Fatalf("auth example: %v", problems)
+	}
+	if got := cfg.Routes[0].Auth; got != "basic:ops" {
+		t.Errorf("routes[0].auth: got %q, want basic:ops", got)
+	}
+	if got := cfg.Auth.JWT["idp"].ClaimHeaders["X-User"]; got != "sub" {
+		t.Errorf("claim_headers: got %q, want sub", got)
+	}
+}
+
+func TestAuthConfigProblems(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, src, want string
+	}{
+		{"unknown authenticator", "[[routes]]\nname = \"a\"\nbackend = \"builtin:echo\"\nauth = \"jwt:nope\"\n", "routes[0].auth: no [auth.jwt.nope] section"},
+		{"bad auth value", "[[routes]]\nname = \"a\"\nbackend = \"builtin:echo\"\nauth = \"token\"\n", "routes[0].auth"},
+		{"bad cidr", "[[routes]]\nname = \"a\"\nbackend = \"builtin:echo\"\nallow_cidrs = [\"10.0.0.0/40\"]\n", "routes[0]: allow_cidrs"},
+		{"alg none", "[auth.jwt.x]\nkeys_file = \"k\"\nalgorithms = [\"none\"]\n", "auth.jwt.x: algorithms"},
+		{"no key source", "[auth.jwt.x]\nissuer = \"i\"\n", "auth.jwt.x: set exactly one"},
+		{"missing users file", "[auth.basic.x]\nusers_file = \"nope.txt\"\n", "auth.basic.x.users_file"},
+		{"forward url", "[auth.forward.x]\nurl = \"nope\"\n", "auth.forward.x: url"},
+		{"unknown key", "[auth.basic.x]\nusers_file = \"u\"\npasword = \"x\"\n", "unknown key"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+tc.src))
+			if !problems.HasErrors() || !strings.Contains(fmt.Sprint(problems), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", problems, tc.want)
+			}
+		})
+	}
+}
