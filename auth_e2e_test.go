@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -206,8 +208,35 @@ host = "sso.test"
 backend = "builtin:echo"
 auth = "forward:sso"
 `, f.idp.URL, usersFile, svc.URL) + extra
-	f.e = startEdge(t, cfg)
+	f.e = startEdgeFile(t, filepath.Join(dir, "edge.toml"), cfg)
 	return f
+}
+
+// startEdgeFile is startEdge with the configuration written to path, so Reload reads it again.
+func startEdgeFile(t testing.TB, path, extra string) *testEdge {
+	t.Helper()
+	src := testListen + "[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + extra
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, problems := LoadFile(path)
+	if problems.HasErrors() {
+		t.Fatalf("config: %v", problems)
+	}
+	access := &syncBuffer{}
+	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessLog: access})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return &testEdge{Server: srv, access: access}
 }
 
 // authCase is one request of the auth parity table and what edge must answer.
