@@ -140,6 +140,10 @@ type RouteConfig struct {
 	// Auth names the authenticator of this route: "jwt:NAME", "basic:NAME" or "forward:NAME"
 	// ([auth.KIND.NAME]). Empty: none.
 	Auth string `toml:"auth"`
+	// RequireClientCert answers 403 to a request without a client certificate that verifies against
+	// [tls.client_auth] (reason client_cert_required, or client_cert_invalid for one that does not
+	// verify: expired, not yet valid, unknown CA, revoked).
+	RequireClientCert bool `toml:"require_client_cert"`
 }
 
 // LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).

@@ -8,17 +8,19 @@ import (
 	"strings"
 
 	"edge/auth"
+	"edge/tls"
 )
 
 // routeAuth is what the auth stage (pipeline_auth.go) checks on one route, compiled once per
 // snapshot. A route with no network rule and no authenticator has none (nil).
 type routeAuth struct {
-	networks *auth.Networks // nil: any client address
-	kind     string         // auth.KindJWT, KindBasic, KindForward, or "" (network rules only)
-	name     string         // the [auth.KIND.NAME] section
-	jwt      *auth.JWTVerifier
-	users    *auth.Users
-	fwd      *auth.Forwarder
+	networks    *auth.Networks // nil: any client address
+	requireCert bool           // require_client_cert
+	kind        string         // auth.KindJWT, KindBasic, KindForward, or "" (network rules only)
+	name        string         // the [auth.KIND.NAME] section
+	jwt         *auth.JWTVerifier
+	users       *auth.Users
+	fwd         *auth.Forwarder
 	// challenge is the WWW-Authenticate value of a 401 (RFC 9110 §11.6.1): Bearer or Basic with the
 	// section's realm.
 	challenge string
@@ -37,8 +39,15 @@ func parseRouteAuth(s string) (kind, name string, ok bool) {
 	return kind, name, ok && name != ""
 }
 
-// resolveAuthPaths makes the [auth] file paths relative to the configuration's directory.
+// resolveAuthPaths makes the [auth] and [tls.client_auth] file paths relative to the
+// configuration's directory.
 func (c *Config) resolveAuthPaths() {
+	for i, f := range c.TLS.ClientAuth.CAFiles {
+		c.TLS.ClientAuth.CAFiles[i] = c.resolve(f)
+	}
+	for i, f := range c.TLS.ClientAuth.CRLFiles {
+		c.TLS.ClientAuth.CRLFiles[i] = c.resolve(f)
+	}
 	for name, b := range c.Auth.Basic {
 		b.UsersFile = c.resolve(b.UsersFile)
 		c.Auth.Basic[name] = b
@@ -70,6 +79,9 @@ func (c *Config) validateAuth(s *problemSink) {
 		path := fmt.Sprintf("routes[%d]", i)
 		if _, err := auth.ParseNetworks(r.AllowCIDRs, r.DenyCIDRs); err != nil {
 			s.errorf(path, err.Error())
+		}
+		if r.RequireClientCert && !(c.TLS.ClientAuth.Mode == tls.ClientAuthRequest || c.TLS.ClientAuth.Mode == tls.ClientAuthRequire) {
+			s.errorf(path+".require_client_cert", `needs [tls.client_auth] mode "request" or "require"`)
 		}
 		if r.Auth == "" {
 			continue
@@ -166,10 +178,10 @@ func (s *Server) compileAuth(snap, old *Snapshot, sink *problemSink) bool {
 	out := make([]*routeAuth, len(cfg.Routes))
 	for i, r := range cfg.Routes {
 		nets, _ := auth.ParseNetworks(r.AllowCIDRs, r.DenyCIDRs) // validated
-		if nets == nil && r.Auth == "" {
+		if nets == nil && r.Auth == "" && !r.RequireClientCert {
 			continue
 		}
-		ra := &routeAuth{networks: nets}
+		ra := &routeAuth{networks: nets, requireCert: r.RequireClientCert}
 		if kind, name, ok := parseRouteAuth(r.Auth); ok {
 			ra.kind, ra.name = kind, name
 			switch kind {

@@ -30,12 +30,16 @@ func TestSampleAuthConfig(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
 	h, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "rules/users.txt"), []byte("alice:"+string(h)+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "rules/partners-ca.pem"), newTestCA(t, "Partners").pem(), 0o644)
 	cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+b.String()))
 	if problems.HasErrors() {
 		t.Fatalf("auth example: %v", problems)
 	}
 	if got := cfg.Routes[0].Auth; got != "basic:ops" {
 		t.Errorf("routes[0].auth: got %q, want basic:ops", got)
+	}
+	if !cfg.Routes[2].RequireClientCert || cfg.TLS.ClientAuth.Mode != "request" {
+		t.Errorf("client certificates: got route %v, mode %q", cfg.Routes[2].RequireClientCert, cfg.TLS.ClientAuth.Mode)
 	}
 	if got := cfg.Auth.JWT["idp"].ClaimHeaders["X-User"]; got != "sub" {
 		t.Errorf("claim_headers: got %q, want sub", got)
@@ -54,6 +58,7 @@ func TestAuthConfigProblems(t *testing.T) {
 		{"no key source", "[auth.jwt.x]\nissuer = \"i\"\n", "auth.jwt.x: set exactly one"},
 		{"missing users file", "[auth.basic.x]\nusers_file = \"nope.txt\"\n", "auth.basic.x.users_file"},
 		{"forward url", "[auth.forward.x]\nurl = \"nope\"\n", "auth.forward.x: url"},
+		{"client cert without client_auth", "[[routes]]\nname = \"a\"\nbackend = \"builtin:echo\"\nrequire_client_cert = true\n", "routes[0].require_client_cert"},
 		{"unknown key", "[auth.basic.x]\nusers_file = \"u\"\npasword = \"x\"\n", "unknown key"},
 	}
 	for _, tc := range tests {

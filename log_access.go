@@ -168,6 +168,10 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		}
 		attrs = append(attrs, slog.String("ratelimit", decision), slog.String("ratelimit_policy", ex.limit.Policy))
 	}
+	if cc := ex.clientCert; cc != nil {
+		attrs = append(attrs, slog.String("client_cert_subject", cc.Subject), slog.String("client_cert_sha256", cc.Fingerprint),
+			slog.Bool("client_cert_verified", cc.Err == nil))
+	}
 	if ex.authMethod != "" {
 		attrs = append(attrs, slog.String("auth", ex.authMethod))
 		if ex.authUser != "" {

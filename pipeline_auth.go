@@ -3,7 +3,9 @@ package edge
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"edge/auth"
@@ -22,6 +24,7 @@ const (
 // before the request limiter, so a policy keyed on a token's claim (jwt:sub) sees it, and before
 // the WAF.
 func (s *Server) authorize(r *http.Request, ex *exchange) decision {
+	s.clientCertificate(r, ex)
 	if ex.rt == nil || ex.rt.Index >= len(ex.snap.auth) {
 		return pass
 	}
@@ -31,6 +34,14 @@ func (s *Server) authorize(r *http.Request, ex *exchange) decision {
 	}
 	if !ra.networks.Allowed(ex.client) {
 		return deny(denyForbiddenNetwork, "")
+	}
+	if ra.requireCert {
+		switch cc := ex.clientCert; {
+		case cc == nil:
+			return deny(denyClientCertRequired, "")
+		case cc.Err != nil:
+			return deny(denyClientCertInvalid, cc.Err.Error())
+		}
 	}
 	switch ra.kind {
 	case auth.KindJWT:
@@ -141,6 +152,40 @@ func (s *Server) authForward(r *http.Request, ex *exchange, ra *routeAuth) decis
 		return deny(denyForbidden, "forward auth answered 403")
 	}
 	return deny(denyAuthUnavailable, "forward auth answered "+strconv.Itoa(res.Status))
+}
+
+// Client certificate headers (RFC 9440 defines Client-Cert with the DER; these are the fields
+// backends usually want, already parsed).
+const (
+	hdrClientCert            = "Edge-Client-Cert" // the leaf, URL-escaped PEM (tls.client_auth.forward_pem)
+	hdrClientCertSubject     = "Edge-Client-Cert-Subject"
+	hdrClientCertSAN         = "Edge-Client-Cert-San"
+	hdrClientCertFingerprint = "Edge-Client-Cert-Fingerprint" // hex SHA-256 of the DER
+)
+
+// clientCertificate judges the connection's client certificate, if any, and gives a verified one's
+// identity to the backend.
+func (s *Server) clientCertificate(r *http.Request, ex *exchange) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 || s.term == nil {
+		return
+	}
+	cc, _ := s.term.ClientCertificate(r.TLS.PeerCertificates)
+	ex.clientCert = cc
+	if cc.Err != nil {
+		return
+	}
+	// A CA may put any bytes in a name: a value that could split the header block is left out.
+	setSafe := func(k, v string) {
+		if v != "" && auth.SafeHeaderValue(v) {
+			r.Header.Set(k, v)
+		}
+	}
+	setSafe(hdrClientCertSubject, cc.Subject)
+	setSafe(hdrClientCertFingerprint, cc.Fingerprint)
+	setSafe(hdrClientCertSAN, strings.Join(cc.SANs, ", "))
+	if s.term.ClientAuth().ForwardPEM {
+		r.Header.Set(hdrClientCert, url.PathEscape(cc.PEM))
+	}
 }
 
 // setAuthHeaders tells the backend who was authenticated, and how.

@@ -13,6 +13,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
+	"edge/tls"
 	"edge/waf"
 )
 
@@ -51,10 +52,11 @@ type exchange struct {
 	limit      ratelimit.Decision
 	waf        waf.Verdict
 
-	authMethod string      // "jwt:NAME", "basic:NAME", "forward:NAME" when the route has one
-	authUser   string      // who authenticated (Basic user, token sub); never a secret
-	claims     auth.Claims // the verified token's claims, nil without one
-	challenge  string      // WWW-Authenticate of a 401
+	authMethod string          // "jwt:NAME", "basic:NAME", "forward:NAME" when the route has one
+	authUser   string          // who authenticated (Basic user, token sub); never a secret
+	claims     auth.Claims     // the verified token's claims, nil without one
+	challenge  string          // WWW-Authenticate of a 401
+	clientCert *tls.ClientCert // the client certificate of the connection, nil without one
 }
 
 type exchangeKey struct{}

@@ -31,6 +31,8 @@ const (
 	denyUnauthorized
 	denyForbidden
 	denyAuthUnavailable
+	denyClientCertRequired
+	denyClientCertInvalid
 	numDenyReasons
 )
 
@@ -57,6 +59,10 @@ var denyInfo = [numDenyReasons]struct {
 	denyUnauthorized:     {http.StatusUnauthorized, "unauthorized"},
 	denyForbidden:        {http.StatusForbidden, "forbidden"},
 	denyAuthUnavailable:  {http.StatusServiceUnavailable, "auth_unavailable"},
+	// A certificate is asked for in the handshake (client_auth "request"), never renegotiated, so a
+	// missing one is a 403 on every protocol rather than HTTP/2's 421 for a handshake to redo.
+	denyClientCertRequired: {http.StatusForbidden, "client_cert_required"},
+	denyClientCertInvalid:  {http.StatusForbidden, "client_cert_invalid"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.
