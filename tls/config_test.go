@@ -64,7 +64,7 @@ forward_pem = true
 		MinVersion: "1.2", Groups: []string{"X25519MLKEM768", "X25519", "P-256"}, PQPolicy: "require",
 		Certificates: []CertificateFiles{{CertFile: "/a.crt", KeyFile: "/a.key", OCSPFile: "/a.ocsp"}},
 		CertDir:      "/etc/edge/certs", DefaultCert: "www.example.com", ECH: ECHFiles{KeyFiles: []string{"/ech.pem"}},
-		ClientAuth:   ClientAuthConfig{Mode: "request", CAFiles: []string{"/ca.pem"}, CRLFiles: []string{"/ca.crl"}, ForwardPEM: true},
+		ClientAuth: ClientAuthConfig{Mode: "request", CAFiles: []string{"/ca.pem"}, CRLFiles: []string{"/ca.crl"}, ForwardPEM: true},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("decoded mismatch (-want +got):\n%s", diff)
