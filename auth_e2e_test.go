@@ -215,7 +215,13 @@ auth = "forward:sso"
 // startEdgeFile is startEdge with the configuration written to path, so Reload reads it again.
 func startEdgeFile(t testing.TB, path, extra string) *testEdge {
 	t.Helper()
-	src := testListen + "[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + extra
+	return startEdgeFileLog(t, path, testListen, extra, io.Discard)
+}
+
+// startEdgeFileLog is startEdgeFile with its listeners and its process log going to logw.
+func startEdgeFileLog(t testing.TB, path, listen, extra string, logw io.Writer) *testEdge {
+	t.Helper()
+	src := listen + "[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + extra
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +230,7 @@ func startEdgeFile(t testing.TB, path, extra string) *testEdge {
 		t.Fatalf("config: %v", problems)
 	}
 	access := &syncBuffer{}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessLog: access})
+	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(logw, nil)), AccessLog: access})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ type Config struct {
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 	Auth        auth.Config                       `toml:"auth"`
+	Admin       AdminConfig                       `toml:"admin"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.
@@ -60,8 +61,12 @@ type ListenConfig struct {
 	HTTPS string `toml:"https"`
 	// HTTP is the cleartext listener.
 	HTTP string `toml:"http"`
-	// Admin serves /healthz (and later /metrics); loopback by default.
+	// Admin serves /healthz, /metrics, the status page, reloads and the admin API; loopback by
+	// default. Off loopback it needs admin.token_files.
 	Admin string `toml:"admin"`
+	// Metrics, when set, serves /metrics and /healthz only, without authentication: Prometheus
+	// scrapes it without control rights.
+	Metrics string `toml:"metrics"`
 	// HTTPMode is what the cleartext listener does: "redirect" (to https, 308) or "serve" (the pipeline).
 	HTTPMode string `toml:"http_mode"`
 	// HTTP3 serves HTTP/3 (QUIC) on the UDP port of HTTPS.

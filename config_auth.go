@@ -30,6 +30,7 @@ type routeAuth struct {
 type authData struct {
 	users map[string]*auth.Users // by basic section name
 	keys  map[string][]byte      // by jwt section name
+	admin *auth.Tokens           // admin.token_files, nil when none
 	files []string
 }
 
@@ -42,6 +43,9 @@ func parseRouteAuth(s string) (kind, name string, ok bool) {
 // resolveAuthPaths makes the [auth] and [tls.client_auth] file paths relative to the
 // configuration's directory.
 func (c *Config) resolveAuthPaths() {
+	for i, f := range c.Admin.TokenFiles {
+		c.Admin.TokenFiles[i] = c.resolve(f)
+	}
 	for i, f := range c.TLS.ClientAuth.CAFiles {
 		c.TLS.ClientAuth.CAFiles[i] = c.resolve(f)
 	}
@@ -131,6 +135,20 @@ func (c *Config) loadAuthData(s *problemSink) (*authData, bool) {
 		d.keys[name] = data
 		d.files = append(d.files, jc.KeysFile)
 	}
+	for i, path := range c.Admin.TokenFiles {
+		data, err := os.ReadFile(path)
+		var tk *auth.Tokens
+		if err == nil {
+			tk, err = auth.ParseTokens(data)
+		}
+		if err != nil {
+			s.errorf(fmt.Sprintf("admin.token_files[%d]", i), path+": "+plainErr(err))
+			ok = false
+			continue
+		}
+		d.admin = d.admin.Merge(tk)
+		d.files = append(d.files, path)
+	}
 	return d, ok
 }
 
@@ -198,6 +216,7 @@ func (s *Server) compileAuth(snap, old *Snapshot, sink *problemSink) bool {
 		out[i] = ra
 	}
 	snap.auth, snap.jwts, snap.fwds = out, jwts, fwds
+	snap.adminTokens = ad.admin
 	return true
 }
 

@@ -32,6 +32,8 @@ type Snapshot struct {
 	auth []*routeAuth
 	jwts map[string]*auth.JWTVerifier
 	fwds map[string]*auth.Forwarder
+	// adminTokens guard the admin listener (admin.token_files); nil: none configured.
+	adminTokens *auth.Tokens
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
 	// them triggers a reload.
 	dataFiles []string

@@ -144,6 +144,9 @@ func (s *Server) Start() error {
 	if c.Listen.Admin != "" {
 		specs = append(specs, lspec{"admin", c.Listen.Admin, s.adminHandler(), false})
 	}
+	if c.Listen.Metrics != "" {
+		specs = append(specs, lspec{"metrics", c.Listen.Metrics, s.metricsHandler(), false})
+	}
 	bound := map[string]net.Listener{}
 	var udp *net.UDPConn
 	for _, sp := range specs {

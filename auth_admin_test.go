@@ -1,0 +1,148 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"edge/auth"
+)
+
+func adminDo(t *testing.T, method, url, token, body string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// TestAdminAuth: with admin.token_files every admin endpoint but the probes needs a token; the
+// metrics listener serves /metrics without one and nothing else.
+func TestAdminAuth(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "admin-tokens")
+	os.WriteFile(tokenFile, []byte("ops:"+auth.TokenDigest("ops-token-0123456789")+"\n"), 0o600)
+	listen := testListen + "metrics = \"127.0.0.1:0\"\n"
+	logs := &syncBuffer{}
+	e := startEdgeFileLog(t, filepath.Join(dir, "edge.toml"), listen, fmt.Sprintf("[admin]\ntoken_files = [%q]\n", tokenFile)+echoRoute, logs)
+	admin := "http://" + e.Addr("admin").String()
+	metrics := "http://" + e.Addr("metrics").String()
+	tests := []struct {
+		name, method, url, token string
+		status                   int
+	}{
+		{"healthz open", "GET", admin + "/healthz", "", 200},
+		{"readyz open", "GET", admin + "/readyz", "", 200},
+		{"metrics without token", "GET", admin + "/metrics", "", 401},
+		{"status without token", "GET", admin + "/status", "", 401},
+		{"reload without token", "POST", admin + "/reload", "", 401},
+		{"bans without token", "GET", admin + "/bans", "", 401},
+		{"wrong token", "GET", admin + "/metrics", "ops-token-0123456788", 401},
+		{"metrics with token", "GET", admin + "/metrics", "ops-token-0123456789", 200},
+		{"reload with token", "POST", admin + "/reload", "ops-token-0123456789", 200},
+		{"metrics listener scrape", "GET", metrics + "/metrics", "", 200},
+		{"metrics listener has no reload", "POST", metrics + "/reload", "ops-token-0123456789", 404},
+		{"metrics listener has no bans", "GET", metrics + "/bans", "", 404},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, h := adminDo(t, tc.method, tc.url, tc.token, "")
+			if status != tc.status && !(tc.status == 404 && status == 405) {
+				t.Fatalf("got %d %s, want %d", status, body, tc.status)
+			}
+			if status == 401 && h.Get("WWW-Authenticate") != `Bearer realm="edge-admin"` {
+				t.Errorf("WWW-Authenticate: got %q", h.Get("WWW-Authenticate"))
+			}
+		})
+	}
+	if strings.Contains(logs.String(), "ops-token") {
+		t.Error("a token reached the log")
+	}
+}
+
+// TestAdminBans: an operator bans a client at runtime, sees the ban listed, and lifts it; each
+// change is audited with the token's name.
+func TestAdminBans(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "admin-tokens")
+	os.WriteFile(tokenFile, []byte("ops:"+auth.TokenDigest("tok")+"\n"), 0o600)
+	logs := &syncBuffer{}
+	e := startEdgeFileLog(t, filepath.Join(dir, "edge.toml"), testListen, fmt.Sprintf("[admin]\ntoken_files = [%q]\n", tokenFile)+echoRoute, logs)
+	admin := "http://" + e.Addr("admin").String()
+	c := client("h2") // one connection, kept across the ban
+	get := func() int {
+		resp, err := c.Get(e.url("https", "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get(); got != 200 {
+		t.Fatalf("before: got %d", got)
+	}
+	for _, bad := range []string{`{"ip":"nope","duration_ms":1000}`, `{"ip":"127.0.0.1","duration_ms":0}`, `not json`} {
+		if status, _, _ := adminDo(t, "POST", admin+"/bans", "tok", bad); status != 400 {
+			t.Errorf("POST /bans %s: got %d, want 400", bad, status)
+		}
+	}
+	if status, body, _ := adminDo(t, "POST", admin+"/bans", "tok", `{"ip":"127.0.0.1","duration_ms":600000}`); status != 200 {
+		t.Fatalf("ban: got %d %s", status, body)
+	}
+	if got := get(); got != 403 {
+		t.Fatalf("banned client: got %d, want 403", got)
+	}
+	status, body, _ := adminDo(t, "GET", admin+"/bans", "tok", "")
+	var list []struct{ Addr string }
+	json.Unmarshal([]byte(body), &list)
+	if status != 200 || len(list) != 1 || list[0].Addr != "127.0.0.1/32" {
+		t.Fatalf("GET /bans: got %d %s", status, body)
+	}
+	if status, body, _ := adminDo(t, "DELETE", admin+"/bans/127.0.0.1", "tok", ""); status != 200 {
+		t.Fatalf("unban: got %d %s", status, body)
+	}
+	if status, _, _ := adminDo(t, "DELETE", admin+"/bans/127.0.0.1", "tok", ""); status != 404 {
+		t.Errorf("second unban: got %d, want 404", status)
+	}
+	c = client("h2")
+	if got := get(); got != 200 {
+		t.Fatalf("after unban: got %d, want 200", got)
+	}
+	for _, want := range []string{`action=ban by=ops`, `action=unban by=ops`} {
+		if !bytes.Contains([]byte(logs.String()), []byte(want)) {
+			t.Errorf("audit log lacks %q", want)
+		}
+	}
+}
+
+func TestAdminListenerValidation(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "t")
+	os.WriteFile(tokenFile, []byte("a:"+auth.TokenDigest("x")+"\n"), 0o600)
+	open := "[listen]\nhttps = \"127.0.0.1:0\"\nadmin = \"0.0.0.0:9901\"\n"
+	_, problems := Load(filepath.Join(dir, "edge.toml"), []byte(open))
+	if !problems.HasErrors() || !strings.Contains(fmt.Sprint(problems), "listen.admin") {
+		t.Fatalf("an unauthenticated admin listener off loopback: got %v, want an error", problems)
+	}
+	_, problems = Load(filepath.Join(dir, "edge.toml"), []byte(open+fmt.Sprintf("[admin]\ntoken_files = [%q]\n", tokenFile)))
+	if problems.HasErrors() {
+		t.Fatalf("with token_files: %v", problems)
+	}
+	_, problems = Load(filepath.Join(dir, "edge.toml"), []byte(open+"[admin]\ntoken_files = [\"missing\"]\n"))
+	if !strings.Contains(fmt.Sprint(problems), "admin.token_files[0]") {
+		t.Fatalf("missing token file: got %v", problems)
+	}
+}
