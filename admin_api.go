@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/netip"
+	"slices"
 	"time"
 
 	"edge/auth"
+	"edge/routes"
+	"edge/waf"
 )
 
 // AdminConfig is the [admin] section: who may use the admin listener.
@@ -69,6 +73,7 @@ func (s *Server) audit(r *http.Request, action string, args ...any) {
 // Bans live in the rate limiter, which a reload keeps unless [ratelimit] changed; then they are
 // gone, as every other ban is.
 func (s *Server) registerAdminAPI(mux *http.ServeMux) {
+	s.registerRuntimeControls(mux)
 	mux.HandleFunc("GET /bans", func(w http.ResponseWriter, r *http.Request) {
 		type ban struct {
 			Addr  string    `json:"addr"`
@@ -142,4 +147,90 @@ func (s *Server) metricsHandler() http.Handler {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	return mux
+}
+
+// wafPolicy is the WAF policy of route rt: the configured one, or the mode an operator switched
+// it to with POST /routes/{route}/waf until the next reload.
+func (snap *Snapshot) wafPolicy(rt *routes.Compiled) *waf.Policy {
+	if rt != nil {
+		if m := snap.wafModes.Load(); m != nil {
+			if p := (*m)[rt.Index]; p != nil {
+				return p
+			}
+		}
+	}
+	return snap.waf.policy(rt)
+}
+
+func parseWAFMode(s string) (waf.Mode, bool) {
+	switch s {
+	case "off":
+		return waf.ModeOff, true
+	case "detect":
+		return waf.ModeDetect, true
+	case "block":
+		return waf.ModeBlock, true
+	}
+	return waf.ModeOff, false
+}
+
+// registerRuntimeControls adds the operator switches that act on the running snapshot:
+//
+//	POST /routes/{route}/waf           {"mode":"off"|"detect"|"block"}: the route's WAF mode until
+//	                                   the next reload, which restores the configured mode
+//	POST /backends/{backend}/drain     ?server=ADDR: no new request goes to ADDR
+//	POST /backends/{backend}/undrain   ?server=ADDR: back in rotation
+//
+// A drained server stays drained across reloads that keep its backend's configuration (the pool
+// is taken over); a reload that changes the backend starts it undrained.
+func (s *Server) registerRuntimeControls(mux *http.ServeMux) {
+	mux.HandleFunc("POST /routes/{route}/waf", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Mode string `json:"mode"`
+		}
+		_ = json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&req)
+		mode, ok := parseWAFMode(req.Mode)
+		if !ok {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": `want {"mode":"off"|"detect"|"block"}`})
+			return
+		}
+		snap := s.snap.Load()
+		name := r.PathValue("route")
+		idx := slices.IndexFunc(snap.cfg.Routes, func(rc RouteConfig) bool { return rc.Name == name })
+		if idx < 0 {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such route"})
+			return
+		}
+		rt := &routes.Compiled{Index: idx}
+		snap.wafModesMu.Lock()
+		p := *snap.waf.policy(rt)
+		p.Mode = mode
+		next := map[int]*waf.Policy{}
+		if m := snap.wafModes.Load(); m != nil {
+			maps.Copy(next, *m)
+		}
+		next[idx] = &p
+		snap.wafModes.Store(&next)
+		snap.wafModesMu.Unlock()
+		s.audit(r, "waf_mode", "route", name, "mode", mode.String())
+		writeJSON(w, http.StatusOK, map[string]string{"route": name, "mode": mode.String(), "until": "next reload"})
+	})
+	drain := func(on bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			name, addr := r.PathValue("backend"), r.URL.Query().Get("server")
+			b := s.snap.Load().backends[name]
+			if b == nil || b.pool == nil || !b.pool.SetDrained(addr, on) {
+				writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such backend server"})
+				return
+			}
+			action := "undrain"
+			if on {
+				action = "drain"
+			}
+			s.audit(r, action, "backend", name, "server", addr)
+			writeJSON(w, http.StatusOK, map[string]any{"backend": name, "server": addr, "drained": on})
+		}
+	}
+	mux.HandleFunc("POST /backends/{backend}/drain", drain(true))
+	mux.HandleFunc("POST /backends/{backend}/undrain", drain(false))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,92 @@ func TestAdminListenerValidation(t *testing.T) {
 	_, problems = Load(filepath.Join(dir, "edge.toml"), []byte(open+"[admin]\ntoken_files = [\"missing\"]\n"))
 	if !strings.Contains(fmt.Sprint(problems), "admin.token_files[0]") {
 		t.Fatalf("missing token file: got %v", problems)
+	}
+}
+
+// TestAdminRuntimeControls: an operator drains a backend server and switches a route's WAF mode at
+// runtime; the WAF switch lasts until the next reload, the drain across it.
+func TestAdminRuntimeControls(t *testing.T) {
+	origin := func(name string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name) }))
+		t.Cleanup(s.Close)
+		return s
+	}
+	a, b := origin("a"), origin("b")
+	dir := t.TempDir()
+	logs := &syncBuffer{}
+	e := startEdgeFileLog(t, filepath.Join(dir, "edge.toml"), testListen, fmt.Sprintf(`
+[waf]
+mode = "block"
+
+[backends.app]
+servers = [{ address = %q }, { address = %q }]
+
+[[routes]]
+name = "app"
+backend = "app"
+`, a.Listener.Addr().String(), b.Listener.Addr().String()), logs)
+	admin := "http://" + e.Addr("admin").String()
+	c := client("h1")
+	get := func(path string) (int, string) {
+		resp, err := c.Get(e.url("https", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	if status, _, _ := adminDo(t, "POST", admin+"/backends/app/drain?server="+a.Listener.Addr().String(), "", ""); status != 200 {
+		t.Fatalf("drain: got %d", status)
+	}
+	for range 6 {
+		if _, body := get("/"); body != "b" {
+			t.Fatalf("a request reached the drained server (%q)", body)
+		}
+	}
+	if status, _, _ := adminDo(t, "POST", admin+"/backends/app/drain?server=127.0.0.1:1", "", ""); status != 404 {
+		t.Errorf("drain of an unknown server: got %d, want 404", status)
+	}
+
+	const sqli = "/?q=1%27%20UNION%20SELECT%20password%20FROM%20users--"
+	if status, _ := get(sqli); status != 403 {
+		t.Fatalf("WAF block mode: got %d, want 403", status)
+	}
+	if status, body, _ := adminDo(t, "POST", admin+"/routes/app/waf", "", `{"mode":"detect"}`); status != 200 {
+		t.Fatalf("switch WAF mode: got %d %s", status, body)
+	}
+	if status, _ := get(sqli); status != 200 {
+		t.Fatalf("after switching to detect: got %d, want 200", status)
+	}
+	for _, bad := range []struct{ path, body string }{{"/routes/app/waf", `{"mode":"loud"}`}, {"/routes/nope/waf", `{"mode":"off"}`}} {
+		if status, _, _ := adminDo(t, "POST", admin+bad.path, "", bad.body); status != 400 && status != 404 {
+			t.Errorf("POST %s %s: got %d, want 400 or 404", bad.path, bad.body, status)
+		}
+	}
+	if res := e.Reload("test"); !res.OK {
+		t.Fatalf("reload: %v", res.Problems)
+	}
+	if status, _ := get(sqli); status != 403 {
+		t.Fatalf("after reload: got %d, want the configured block mode back", status)
+	}
+	for range 4 {
+		if _, body := get("/"); body != "b" {
+			t.Fatalf("the drain did not survive a reload that kept the backend (%q)", body)
+		}
+	}
+	adminDo(t, "POST", admin+"/backends/app/undrain?server="+a.Listener.Addr().String(), "", "")
+	seen := map[string]bool{}
+	for range 6 {
+		_, body := get("/")
+		seen[body] = true
+	}
+	if !seen["a"] {
+		t.Error("the undrained server got no request")
+	}
+	for _, want := range []string{"action=drain", "action=waf_mode", "mode=detect", "action=undrain"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("audit log lacks %q", want)
+		}
 	}
 }

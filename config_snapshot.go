@@ -3,12 +3,15 @@ package edge
 import (
 	"net/netip"
 	"reflect"
+	"sync"
+	"sync/atomic"
 
 	"edge/auth"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/upstream"
+	"edge/waf"
 )
 
 // Snapshot is the compiled, immutable form of a configuration: everything a request needs, built
@@ -32,6 +35,10 @@ type Snapshot struct {
 	auth []*routeAuth
 	jwts map[string]*auth.JWTVerifier
 	fwds map[string]*auth.Forwarder
+	// wafModes are WAF policies an operator switched at runtime (admin_api.go), by route index;
+	// a reload builds a new snapshot without them.
+	wafModes   atomic.Pointer[map[int]*waf.Policy]
+	wafModesMu sync.Mutex // serialises switches (copy on write)
 	// adminTokens guard the admin listener (admin.token_files); nil: none configured.
 	adminTokens *auth.Tokens
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
