@@ -381,6 +381,27 @@ func TestAuthParity(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	// The status page counts the same reasons.
+	var status struct {
+		Requests struct {
+			Denied []struct {
+				Name  string `json:"name"`
+				Count int    `json:"count"`
+			} `json:"denied"`
+		} `json:"requests"`
+	}
+	if err := json.Unmarshal([]byte(adminGet(t, f.e, "/status")), &status); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, d := range status.Requests.Denied {
+		got[d.Name] = d.Count
+	}
+	for reason, n := range counts {
+		if got[reason] != n {
+			t.Errorf("status page %s: got %d, want %d", reason, got[reason], n)
+		}
+	}
 }
 
 // logLine returns the access log line containing needle, or "".
