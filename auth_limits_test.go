@@ -114,3 +114,33 @@ func TestAuthUsersFileReload(t *testing.T) {
 		t.Errorf("the users file is not watched: %v", f.e.watchedFiles())
 	}
 }
+
+// TestAuthNetworkRulesTrustedProxy: allow_cidrs judge the client address edge resolved from a
+// trusted proxy's X-Forwarded-For, not the proxy's own address.
+func TestAuthNetworkRulesTrustedProxy(t *testing.T) {
+	// The helper opens [server]: trusted_proxies continues it.
+	e := startEdge(t, `trusted_proxies = ["127.0.0.1/32"]
+
+[[routes]]
+name = "office"
+backend = "builtin:echo"
+allow_cidrs = ["10.0.0.0/8", "2001:db8::/32"]
+`)
+	for _, tc := range []struct {
+		xff    string
+		status int
+	}{{"10.1.2.3", 200}, {"2001:db8::7", 200}, {"203.0.113.5", 403}, {"", 403}} {
+		req, _ := http.NewRequest("GET", e.url("https", "/"), nil)
+		if tc.xff != "" {
+			req.Header.Set("X-Forwarded-For", tc.xff)
+		}
+		resp, err := client("h1").Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("X-Forwarded-For %q: got %d, want %d", tc.xff, resp.StatusCode, tc.status)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ type Users struct {
 	mu    sync.Mutex
 	known map[[32]byte]struct{} // digests of credentials that verified, so a hash is computed once
 }
+
+// hashSlots bounds the password hashes computed at once to the number of CPUs.
+var hashSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 // maxKnown bounds the cache of verified credentials.
 const maxKnown = 4096
@@ -167,6 +171,10 @@ func (u *Users) Verify(user, password string) bool {
 		return true
 	}
 	h, found := u.hashes[user]
+	// Hashing is deliberately expensive (argon2id takes its m KiB of memory): at most hashSlots
+	// run at once, so a flood of wrong passwords queues instead of exhausting memory.
+	hashSlots <- struct{}{}
+	defer func() { <-hashSlots }()
 	var match bool
 	switch {
 	case !found:
