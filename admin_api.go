@@ -2,7 +2,12 @@ package edge
 
 import (
 	"context"
+	stdtls "crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
 	"io"
 	"maps"
 	"net/http"
@@ -21,6 +26,39 @@ type AdminConfig struct {
 	// files are data files, re-read on change. When set, every admin endpoint but /healthz and
 	// /readyz needs Authorization: Bearer TOKEN. An admin listener off loopback must set them.
 	TokenFiles []string `toml:"token_files"`
+	// ClientCAFiles, when set, serve the admin listener over TLS (with listen.https's certificates)
+	// and require a client certificate issued by one of these CAs: the certificate authenticates
+	// the operator, no token is needed. Read at start; a change needs a restart.
+	ClientCAFiles []string `toml:"client_ca_files"`
+}
+
+// adminTLSConfig is the admin listener's TLS configuration under admin.client_ca_files, nil
+// without them.
+func (s *Server) adminTLSConfig() (*stdtls.Config, error) {
+	files := s.cfg.Admin.ClientCAFiles
+	if len(files) == 0 {
+		return nil, nil
+	}
+	if s.term == nil {
+		return nil, errors.New("admin.client_ca_files: needs listen.https (its certificates serve the admin listener)")
+	}
+	pool := x509.NewCertPool()
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("admin.client_ca_files: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("admin.client_ca_files: %s: no PEM certificate", f)
+		}
+	}
+	cfg := s.term.ServerConfig([]string{"h2", "http/1.1"}).Clone()
+	// The admin listener does not need the main listener's per-handshake hooks (ticket epochs,
+	// fingerprinting, the pq_policy backstop); it needs a verified client.
+	cfg.GetConfigForClient, cfg.VerifyConnection = nil, nil
+	cfg.ClientAuth = stdtls.RequireAndVerifyClientCert
+	cfg.ClientCAs = pool
+	return cfg, nil
 }
 
 type adminUserKey struct{}
@@ -39,7 +77,10 @@ func (s *Server) adminAuth(next http.Handler) http.Handler {
 			tokens = snap.adminTokens
 		}
 		who := "unauthenticated"
-		if tokens != nil {
+		if cs := r.TLS; cs != nil && len(cs.VerifiedChains) > 0 {
+			// admin.client_ca_files: the handshake verified the operator's certificate.
+			who = "cert:" + cs.VerifiedChains[0][0].Subject.CommonName
+		} else if tokens != nil {
 			token, _ := auth.BearerToken(r.Header.Get("Authorization"))
 			name, ok := tokens.Verify(token)
 			if !ok {

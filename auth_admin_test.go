@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bytes"
+	stdtls "crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"edge/auth"
 )
@@ -231,6 +233,48 @@ backend = "app"
 	for _, want := range []string{"action=drain", "action=waf_mode", "mode=detect", "action=undrain"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("audit log lacks %q", want)
+		}
+	}
+}
+
+// TestAdminClientCert: with admin.client_ca_files the admin listener speaks TLS and only an
+// operator with a certificate from those CAs gets in, with no token.
+func TestAdminClientCert(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, "Ops CA")
+	caFile := filepath.Join(dir, "ops-ca.pem")
+	os.WriteFile(caFile, ca.pem(), 0o644)
+	now := time.Now()
+	good := ca.issue(t, "alice", now.Add(-time.Hour), now.Add(time.Hour))
+	foreign := newTestCA(t, "Other").issue(t, "mallory", now.Add(-time.Hour), now.Add(time.Hour))
+	logs := &syncBuffer{}
+	e := startEdgeFileLog(t, filepath.Join(dir, "edge.toml"), testListen, fmt.Sprintf("[admin]\nclient_ca_files = [%q]\n", caFile)+echoRoute, logs)
+	admin := "https://" + e.Addr("admin").String()
+	do := func(cert *stdtls.Certificate, method, path string) (int, error) {
+		req, _ := http.NewRequest(method, admin+path, nil)
+		resp, err := certClient("h1", cert).Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if status, err := do(&good, "GET", "/metrics"); err != nil || status != 200 {
+		t.Fatalf("operator certificate: got %d %v, want 200", status, err)
+	}
+	if status, err := do(&good, "POST", "/bans"); err != nil || status != 400 {
+		t.Fatalf("operator POST /bans without a body: got %d %v, want 400", status, err)
+	}
+	for name, cert := range map[string]*stdtls.Certificate{"none": nil, "foreign": &foreign} {
+		if status, err := do(cert, "GET", "/metrics"); err == nil {
+			t.Errorf("%s: got %d, want a handshake failure", name, status)
+		}
+	}
+	// net/http answers a cleartext request on a TLS listener with 400.
+	if resp, err := http.Get("http://" + e.Addr("admin").String() + "/metrics"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Errorf("cleartext request to the admin listener: got %d, want 400", resp.StatusCode)
 		}
 	}
 }

@@ -46,6 +46,9 @@ func (c *Config) resolveAuthPaths() {
 	for i, f := range c.Admin.TokenFiles {
 		c.Admin.TokenFiles[i] = c.resolve(f)
 	}
+	for i, f := range c.Admin.ClientCAFiles {
+		c.Admin.ClientCAFiles[i] = c.resolve(f)
+	}
 	for i, f := range c.TLS.ClientAuth.CAFiles {
 		c.TLS.ClientAuth.CAFiles[i] = c.resolve(f)
 	}

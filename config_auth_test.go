@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"edge/auth"
 )
 
 // TestSampleAuthConfig uncomments the auth example of the repository's edge.toml and loads it, so
@@ -31,9 +33,13 @@ func TestSampleAuthConfig(t *testing.T) {
 	h, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "rules/users.txt"), []byte("alice:"+string(h)+"\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "rules/partners-ca.pem"), newTestCA(t, "Partners").pem(), 0o644)
+	os.WriteFile(filepath.Join(dir, "rules/admin-tokens"), []byte("ops:"+auth.TokenDigest("t")+"\n"), 0o600)
 	cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+b.String()))
 	if problems.HasErrors() {
 		t.Fatalf("auth example: %v", problems)
+	}
+	if len(cfg.Admin.TokenFiles) != 1 {
+		t.Errorf("admin.token_files: got %v", cfg.Admin.TokenFiles)
 	}
 	if got := cfg.Routes[0].Auth; got != "basic:ops" {
 		t.Errorf("routes[0].auth: got %q, want basic:ops", got)

@@ -63,8 +63,8 @@ func (c *Config) validateListen(s *problemSink) {
 			}
 			seen[canonicalListen(host, port)] = key
 		}
-		if key == "admin" && !isLoopbackHost(host) && len(c.Admin.TokenFiles) == 0 {
-			s.errorf(path, fmt.Sprintf("admin listener %q is not on loopback and admin.token_files is empty: anyone on the network could reload, ban and read the status", addr))
+		if key == "admin" && !isLoopbackHost(host) && len(c.Admin.TokenFiles) == 0 && len(c.Admin.ClientCAFiles) == 0 {
+			s.errorf(path, fmt.Sprintf("admin listener %q is not on loopback and has no authentication (admin.token_files or admin.client_ca_files): anyone on the network could reload, ban and read the status", addr))
 		}
 	}
 	check("https", c.Listen.HTTPS)

@@ -131,6 +131,10 @@ func (s *Server) Start() error {
 		tls        bool
 	}
 	var specs []lspec
+	adminTLS, err := s.adminTLSConfig()
+	if err != nil {
+		return err
+	}
 	if c.Listen.HTTPS != "" {
 		specs = append(specs, lspec{"https", c.Listen.HTTPS, s, true})
 	}
@@ -194,7 +198,7 @@ func (s *Server) Start() error {
 	s.h3 = h3
 	for _, sp := range specs {
 		ln := bound[sp.name]
-		if len(lbs) > 0 && sp.name != "admin" {
+		if len(lbs) > 0 && sp.name != "admin" && sp.name != "metrics" {
 			// First, before the connection limiter and TLS: they see the client the load balancer
 			// reports. The header is read within read_header_timeout_ms.
 			pl := proxyproto.NewListener(ln, lbs, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
@@ -204,6 +208,9 @@ func (s *Server) Start() error {
 		srv := s.httpServer(sp.handler)
 		if sp.name == "http" {
 			ln = &admitListener{Listener: ln, srv: s}
+		}
+		if sp.name == "admin" && adminTLS != nil {
+			ln = stdtls.NewListener(ln, adminTLS)
 		}
 		if sp.tls {
 			srv.ConnContext = tcpConnContext
