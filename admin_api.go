@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"io"
 	"maps"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"time"
 
