@@ -31,7 +31,7 @@ type keySet struct {
 // minRSABits is the smallest RSA modulus accepted (RFC 7518 §3.3 requires 2048).
 const minRSABits = 2048
 
-// ParseKeys parses verification keys: a JWKS document (RFC 7517 §5) when data starts with "{",
+// parseKeys parses verification keys: a JWKS document (RFC 7517 §5) when data starts with "{",
 // else PEM blocks of PUBLIC KEY or CERTIFICATE. Keys whose "use" is not "sig" and key types edge
 // does not verify with are skipped; a document that yields no key is an error.
 func parseKeys(data []byte) (*keySet, error) {

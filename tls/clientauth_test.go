@@ -10,6 +10,7 @@ import (
 	"errors"
 	"math/big"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,12 @@ func TestClientCertificateReload(t *testing.T) {
 	term, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	paths := term.watchPaths()
+	for _, want := range []string{caFile, crlFile} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("watchPaths %v lacks %s", paths, want)
+		}
 	}
 	leaf := ca.clientCert(t, 20, time.Now().Add(-time.Hour), time.Now().Add(48*time.Hour), x509.ExtKeyUsageClientAuth)
 	cc, ok := term.ClientCertificate([]*x509.Certificate{leaf})
