@@ -57,6 +57,11 @@ func (c ForwardConfig) Validate() []error {
 			errs = append(errs, fmt.Errorf("%q is not a header name", h))
 		}
 	}
+	for _, h := range c.ResponseHeaders {
+		if reservedHeader(h) {
+			errs = append(errs, fmt.Errorf("response_headers: %q is a header the auth service may not set", h))
+		}
+	}
 	return errs
 }
 

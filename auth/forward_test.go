@@ -77,4 +77,7 @@ func TestForwarder(t *testing.T) {
 	if _, err := NewForwarder(ForwardConfig{URL: "unix:/x"}, nil); err == nil {
 		t.Error("a non-http URL was accepted")
 	}
+	if _, err := NewForwarder(ForwardConfig{URL: svc.URL, ResponseHeaders: []string{"Transfer-Encoding"}}, nil); err == nil {
+		t.Error("the auth service was allowed to set Transfer-Encoding")
+	}
 }

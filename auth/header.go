@@ -89,3 +89,14 @@ pad:
 	}
 	return true
 }
+
+// reservedHeader reports whether h is a header auth must not set on a forwarded request: framing
+// and hop-by-hop headers (RFC 9110 §7.6.1, RFC 9112 §6), Host, and the credentials themselves.
+func reservedHeader(h string) bool {
+	switch strings.ToLower(h) {
+	case "host", "content-length", "transfer-encoding", "connection", "keep-alive", "te", "trailer",
+		"upgrade", "proxy-connection", "proxy-authorization", "proxy-authenticate", "authorization", "cookie":
+		return true
+	}
+	return false
+}

@@ -118,6 +118,8 @@ func (c JWTConfig) Validate() []error {
 	for h, claim := range c.ClaimHeaders {
 		if h == "" || !isToken(h) || claim == "" {
 			errs = append(errs, fmt.Errorf("claim_headers: %q = %q is not a header name and claim", h, claim))
+		} else if reservedHeader(h) {
+			errs = append(errs, fmt.Errorf("claim_headers: %q is a header edge does not let a claim set", h))
 		}
 	}
 	return errs

@@ -197,6 +197,7 @@ func TestJWTConfigValidate(t *testing.T) {
 		{"both sources", JWTConfig{KeysFile: "k", JWKSURL: "https://x"}, "exactly one"},
 		{"no source", JWTConfig{}, "exactly one"},
 		{"bad url", JWTConfig{JWKSURL: "ftp://x"}, "jwks_url"},
+		{"claim sets Host", JWTConfig{KeysFile: "k", ClaimHeaders: map[string]string{"Host": "sub"}}, "does not let a claim set"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
