@@ -30,6 +30,9 @@ type BasicConfig struct {
 // Users is a parsed users file. Verify is safe for concurrent use.
 type Users struct {
 	hashes map[string]passwordHash
+	// dummy is what an unknown user's password is checked against: a hash of the same kind and
+	// cost as the file's first user, so an unknown user takes as long as a known one.
+	dummy func() passwordHash
 
 	mu    sync.Mutex
 	known map[[32]byte]struct{} // digests of credentials that verified, so a hash is computed once
@@ -54,12 +57,22 @@ type argonHash struct {
 	key     []byte
 }
 
-// dummyHash is compared against when the user is unknown, so an unknown user costs as much time
-// as a wrong password.
-var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("edge dummy password"), bcrypt.DefaultCost)
-	return h
-})
+// dummyFor returns a lazily made hash like h (same kind and cost) of a password nobody knows.
+func dummyFor(h passwordHash) func() passwordHash {
+	return sync.OnceValue(func() passwordHash {
+		if h.argon != nil {
+			a := *h.argon
+			a.key = bytes.Repeat([]byte{0}, len(a.key)) // no password derives to all zeros
+			return passwordHash{argon: &a}
+		}
+		cost, err := bcrypt.Cost(h.bcrypt)
+		if err != nil {
+			cost = bcrypt.DefaultCost
+		}
+		b, _ := bcrypt.GenerateFromPassword([]byte("edge: no such user"), cost)
+		return passwordHash{bcrypt: b}
+	})
+}
 
 // ParseUsers parses a users file. Errors name the line.
 func ParseUsers(data []byte) (*Users, error) {
@@ -84,6 +97,9 @@ func ParseUsers(data []byte) (*Users, error) {
 			return nil, fmt.Errorf("line %d: user %q: %w", line, name, err)
 		}
 		u.hashes[name] = h
+		if u.dummy == nil {
+			u.dummy = dummyFor(h)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -171,14 +187,18 @@ func (u *Users) Verify(user, password string) bool {
 		return true
 	}
 	h, found := u.hashes[user]
+	if !found && u.dummy == nil {
+		return false // an empty file: nobody to pretend to be
+	}
 	// Hashing is deliberately expensive (argon2id takes its m KiB of memory): at most hashSlots
 	// run at once, so a flood of wrong passwords queues instead of exhausting memory.
 	hashSlots <- struct{}{}
 	defer func() { <-hashSlots }()
+	if !found {
+		h = u.dummy()
+	}
 	var match bool
 	switch {
-	case !found:
-		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 	case h.bcrypt != nil:
 		match = bcrypt.CompareHashAndPassword(h.bcrypt, []byte(password)) == nil
 	default:
@@ -186,7 +206,7 @@ func (u *Users) Verify(user, password string) bool {
 		key := argon2.IDKey([]byte(password), a.salt, a.time, a.memory, a.threads, uint32(len(a.key)))
 		match = subtle.ConstantTimeCompare(key, a.key) == 1
 	}
-	if !match {
+	if !match || !found {
 		return false
 	}
 	u.mu.Lock()
