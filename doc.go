@@ -11,9 +11,9 @@
 //	                     cleartext listener (listen_http.go)
 //	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
 //	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_auth.go (network
-//	                     rules, client certificates, JWT, Basic, forward auth), pipeline_ratelimit.go,
-//	                     pipeline_waf.go; every denial is a decision written by pipeline_respond.go;
-//	                     pipeline_exchange.go is the per-request state, pipeline_requestid.go its id
+//	                     rules, client certificates, JWT, Basic, forward auth: package auth),
+//	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written
+//	                     by pipeline_respond.go; pipeline_exchange.go is the per-request state, pipeline_requestid.go its id
 //	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
 //	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
 //	log_access.go        the access log line written when a request ends
@@ -35,6 +35,6 @@
 // atomic.Pointer. A request loads the pointer once and uses that snapshot from start to end, so a
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
-// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
-// auth) are leaves: they exchange plain values with this package and never import it.
+// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust) are
+// leaves: they exchange plain values with this package and never import it.
 package edge
