@@ -13,7 +13,8 @@
 //	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_auth.go (network
 //	                     rules, client certificates, JWT, Basic, forward auth: package auth),
 //	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written
-//	                     by pipeline_respond.go; pipeline_exchange.go is the per-request state, pipeline_requestid.go its id
+//	                     by pipeline_respond.go; pipeline_exchange.go is the per-request state,
+//	                     pipeline_requestid.go its id
 //	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
 //	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
 //	log_access.go        the access log line written when a request ends
