@@ -20,9 +20,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
-
-	"edge/auth"
 )
 
 // idpKey is a signing key of the test identity provider.
@@ -101,6 +100,16 @@ type authFixture struct {
 	k1, k2     idpKey
 	basicOK    string // Authorization for a bcrypt user
 	basicArgon string // Authorization for an argon2id user
+	usersFile  string
+}
+
+// cheapArgon2id hashes password under argon2id with small parameters (1 MiB, one pass), so the
+// test stays fast under the race detector; production files use auth.HashArgon2id's.
+func cheapArgon2id(password string) string {
+	salt := []byte("saltsaltsaltsalt")
+	key := argon2.IDKey([]byte(password), salt, 1, 1024, 1, 32)
+	return "$argon2id$v=19$m=1024,t=1,p=1$" + base64.RawStdEncoding.EncodeToString(salt) + "$" +
+		base64.RawStdEncoding.EncodeToString(key)
 }
 
 func basicHeader(user, pw string) string {
@@ -133,11 +142,12 @@ func startAuthEdge(t *testing.T, extra string) *authFixture {
 	t.Cleanup(svc.Close)
 	dir := t.TempDir()
 	bc, _ := bcrypt.GenerateFromPassword([]byte("bcrypt-pw"), bcrypt.MinCost)
-	users := "alice:" + string(bc) + "\nann:" + auth.HashArgon2id("argon-pw", []byte("saltsaltsaltsalt")) + "\n"
+	users := "alice:" + string(bc) + "\nann:" + cheapArgon2id("argon-pw") + "\n"
 	usersFile := filepath.Join(dir, "users.txt")
 	if err := os.WriteFile(usersFile, []byte(users), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	f.usersFile = usersFile
 	f.basicOK = basicHeader("alice", "bcrypt-pw")
 	f.basicArgon = basicHeader("ann", "argon-pw")
 	cfg := fmt.Sprintf(`

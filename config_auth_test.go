@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,11 @@ func TestSampleAuthConfig(t *testing.T) {
 	cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+b.String()))
 	if problems.HasErrors() {
 		t.Fatalf("auth example: %v", problems)
+	}
+	for _, f := range []string{"rules/users.txt", "rules/admin-tokens"} {
+		if !slices.Contains(cfg.data.files, filepath.Join(dir, f)) {
+			t.Errorf("%s is not a watched data file: %v", f, cfg.data.files)
+		}
 	}
 	if len(cfg.Admin.TokenFiles) != 1 {
 		t.Errorf("admin.token_files: got %v", cfg.Admin.TokenFiles)
