@@ -1,12 +1,20 @@
 package edge
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -33,7 +41,7 @@ func TestSampleAuthConfig(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
 	h, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "rules/users.txt"), []byte("alice:"+string(h)+"\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "rules/partners-ca.pem"), newTestCA(t, "Partners").pem(), 0o644)
+	os.WriteFile(filepath.Join(dir, "rules/partners-ca.pem"), selfSignedCAPEM(t), 0o644)
 	os.WriteFile(filepath.Join(dir, "rules/admin-tokens"), []byte("ops:"+auth.TokenDigest("t")+"\n"), 0o600)
 	cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+b.String()))
 	if problems.HasErrors() {
@@ -81,4 +89,17 @@ func TestAuthConfigProblems(t *testing.T) {
 			}
 		})
 	}
+}
+
+// selfSignedCAPEM returns a throwaway CA certificate in PEM.
+func selfSignedCAPEM(t *testing.T) []byte {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
