@@ -337,3 +337,44 @@ func FuzzJWTVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestJWTJWKSBackgroundRefresh: a key set older than jwks_refresh_ms is fetched again in the
+// background while tokens keep verifying against the one in hand.
+func TestJWTJWKSBackgroundRefresh(t *testing.T) {
+	k1, k2 := newECKey(t, "k1"), newECKey(t, "k2")
+	srv := newJWKSServer(t, k1)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	v, err := NewJWTVerifier(JWTConfig{JWKSURL: srv.URL, Algorithms: []string{"ES256"}, JWKSRefreshMS: 60_000, JWKSMinRefreshMS: 60_000},
+		nil, JWTOptions{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := func(k testKey) string {
+		c := validClaims(clock())
+		delete(c, "aud")
+		return k.sign(t, c)
+	}
+	if _, err := v.Verify(context.Background(), tok(k1)); err != nil {
+		t.Fatal(err)
+	}
+	srv.set(false, k2) // the IdP rotated k1 out
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	if _, err := v.Verify(context.Background(), tok(k1)); err != nil {
+		t.Fatalf("the stale set must keep serving while it is refreshed: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for v.Fetches() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for time.Now().Before(deadline) {
+		if _, err := v.Verify(context.Background(), tok(k2)); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("k2 never verified after the background refresh (%d fetches)", v.Fetches())
+}
