@@ -381,6 +381,11 @@ func TestAuthParity(t *testing.T) {
 			})
 		}
 	}
+	for _, want := range []string{`"auth":"jwt:idp","auth_user":"user-7"`, `"auth":"basic:ops","auth_user":"alice"`, `"auth":"forward:sso"`} {
+		if !strings.Contains(f.e.access.String(), want) {
+			t.Errorf("access log lacks %s", want)
+		}
+	}
 	if strings.Contains(f.e.access.String(), "bcrypt-pw") || strings.Contains(f.e.access.String(), f.k1.sign(t, authClaims(nil))[:30]) {
 		t.Error("the access log holds a password or token")
 	}

@@ -18,7 +18,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// JWTConfig is one [auth.jwt.NAME] section. Exactly one of JWKSURL and KeysFile is set.
+// JWTConfig is one [auth.jwt.NAME] section. Exactly one of JWKSURL and KeysFile is set. The
+// token reaches the backend unchanged in Authorization, so a backend may verify it again.
 type JWTConfig struct {
 	// JWKSURL is an https (or, for tests and sidecars, http) URL serving a JWKS (RFC 7517 §5).
 	JWKSURL string `toml:"jwks_url"`
