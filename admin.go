@@ -6,7 +6,8 @@ import (
 )
 
 // adminHandler serves the admin listener: liveness (/healthz), readiness (/readyz), Prometheus
-// metrics (/metrics), the status page (/ and /status) and reloads (/reload).
+// metrics (/metrics), the status page (/ and /status), reloads (/reload) and the runtime controls
+// of admin_api.go, behind the token check of admin.token_files.
 func (s *Server) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -28,5 +29,6 @@ func (s *Server) adminHandler() http.Handler {
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
-	return mux
+	s.registerAdminAPI(mux)
+	return s.adminAuth(mux)
 }

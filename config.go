@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"edge/auth"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
@@ -41,6 +42,8 @@ type Config struct {
 	Data        DataConfig                        `toml:"data"`
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
+	Auth        auth.Config                       `toml:"auth"`
+	Admin       AdminConfig                       `toml:"admin"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.
@@ -58,8 +61,12 @@ type ListenConfig struct {
 	HTTPS string `toml:"https"`
 	// HTTP is the cleartext listener.
 	HTTP string `toml:"http"`
-	// Admin serves /healthz (and later /metrics); loopback by default.
+	// Admin serves /healthz, /metrics, the status page, reloads and the admin API; loopback by
+	// default. Off loopback it needs admin.token_files.
 	Admin string `toml:"admin"`
+	// Metrics, when set, serves /metrics and /healthz only, without authentication: Prometheus
+	// scrapes it without control rights.
+	Metrics string `toml:"metrics"`
 	// HTTPMode is what the cleartext listener does: "redirect" (to https, 308) or "serve" (the pipeline).
 	HTTPMode string `toml:"http_mode"`
 	// HTTP3 serves HTTP/3 (QUIC) on the UDP port of HTTPS.
@@ -156,6 +163,19 @@ type RouteConfig struct {
 	RateLimit []string `toml:"rate_limit"`
 	// WAF overrides the WAF mode and adds exclusions for this route.
 	WAF *RouteWAF `toml:"waf"`
+	// AllowCIDRs, when set, admit only clients (the address edge resolved, after PROXY protocol and
+	// trusted proxies) inside one of these prefixes; others get 403 forbidden_network.
+	AllowCIDRs []string `toml:"allow_cidrs"`
+	// DenyCIDRs refuse clients inside one of these prefixes with 403 forbidden_network; deny wins
+	// over allow.
+	DenyCIDRs []string `toml:"deny_cidrs"`
+	// Auth names the authenticator of this route: "jwt:NAME", "basic:NAME" or "forward:NAME"
+	// ([auth.KIND.NAME]). Empty: none.
+	Auth string `toml:"auth"`
+	// RequireClientCert answers 403 to a request without a client certificate that verifies against
+	// [tls.client_auth] (reason client_cert_required, or client_cert_invalid for one that does not
+	// verify: expired, not yet valid, unknown CA, revoked).
+	RequireClientCert bool `toml:"require_client_cert"`
 }
 
 // LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).
@@ -293,6 +313,7 @@ func (c *Config) resolvePaths() {
 	for i, k := range c.Data.TrustedKeys {
 		c.Data.TrustedKeys[i] = c.resolve(k)
 	}
+	c.resolveAuthPaths()
 	for name, b := range c.Backends {
 		b.TLS.CAFile, b.TLS.CertFile, b.TLS.KeyFile = c.resolve(b.TLS.CAFile), c.resolve(b.TLS.CertFile), c.resolve(b.TLS.KeyFile)
 		c.Backends[name] = b

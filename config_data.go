@@ -26,7 +26,8 @@ type dataSet struct {
 	block    []netip.Prefix // ratelimit.bans.blocklist
 	allow    []netip.Prefix // ratelimit.bans.allowlist
 	waf      *wafEngine
-	files    []string // every data file in use, for the file watcher
+	auth     *authData // users files and JWT key files ([auth])
+	files    []string  // every data file in use, for the file watcher
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
@@ -94,7 +95,10 @@ func (c *Config) loadData(s *problemSink, prev *Config) *dataSet {
 		}
 		d.files = append(d.files, l.path)
 	}
-	if !ok {
+	ad, authOK := c.loadAuthData(s)
+	d.auth = ad
+	d.files = append(d.files, ad.files...)
+	if !ok || !authOK {
 		return nil
 	}
 	return d

@@ -3,11 +3,15 @@ package edge
 import (
 	"net/netip"
 	"reflect"
+	"sync"
+	"sync/atomic"
 
+	"edge/auth"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/upstream"
+	"edge/waf"
 )
 
 // Snapshot is the compiled, immutable form of a configuration: everything a request needs, built
@@ -25,6 +29,18 @@ type Snapshot struct {
 	rl *ratelimit.RateLimit
 	// routePolicies are the request-limiter policy indexes each route references, by route index.
 	routePolicies [][]int
+	// auth is each route's network rule and authenticator (nil for none), by route index; jwts and
+	// fwds are the verifiers and forwarders by section name, taken over by the next reload when
+	// their configuration did not change (config_auth.go).
+	auth []*routeAuth
+	jwts map[string]*auth.JWTVerifier
+	fwds map[string]*auth.Forwarder
+	// wafModes are WAF policies an operator switched at runtime (admin_api.go), by route index;
+	// a reload builds a new snapshot without them.
+	wafModes   atomic.Pointer[map[int]*waf.Policy]
+	wafModesMu sync.Mutex // serialises switches (copy on write)
+	// adminTokens guard the admin listener (admin.token_files); nil: none configured.
+	adminTokens *auth.Tokens
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
 	// them triggers a reload.
 	dataFiles []string
@@ -84,6 +100,9 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		return fail()
 	}
 	snap.table = table
+	if !s.compileAuth(snap, old, sink) {
+		return fail()
+	}
 
 	if old != nil && old.rl != nil && reflect.DeepEqual(old.cfg.RateLimit, cfg.RateLimit) {
 		snap.rl = old.rl

@@ -124,7 +124,9 @@ backend = "missing"
 }
 
 func TestConfigWarnings(t *testing.T) {
-	src := "[listen]\nadmin = \"0.0.0.0:9901\"\n"
+	// An admin listener off loopback without admin.token_files is an error now
+	// (TestAdminListenerValidation); these are the warnings left.
+	src := "[listen]\nadmin = \"127.0.0.1:9901\"\n"
 	cfg, problems := Load("t.toml", []byte(src))
 	if cfg == nil || problems.HasErrors() {
 		t.Fatalf("got errors %v, want only warnings", problems)
@@ -134,8 +136,8 @@ func TestConfigWarnings(t *testing.T) {
 		paths = append(paths, p.Path)
 	}
 	got := strings.Join(paths, ",")
-	if got != "listen.admin,tls.certificates,fingerprint.database,routes" {
-		t.Errorf("got warnings at %q, want listen.admin,routes", got)
+	if want := "tls.certificates,fingerprint.database,routes"; got != want {
+		t.Errorf("got warnings at %q, want %q", got, want)
 	}
 }
 

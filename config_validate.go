@@ -31,6 +31,7 @@ func (c *Config) validate(s *problemSink) {
 	s.addLeaf("ratelimit", errs, warns)
 	c.validateBackends(s)
 	c.validateRoutes(s)
+	c.validateAuth(s)
 }
 
 func (c *Config) validateListen(s *problemSink) {
@@ -62,13 +63,14 @@ func (c *Config) validateListen(s *problemSink) {
 			}
 			seen[canonicalListen(host, port)] = key
 		}
-		if key == "admin" && !isLoopbackHost(host) {
-			s.warnf(path, fmt.Sprintf("admin listener %q is not on loopback: the admin API would be reachable from the network", addr))
+		if key == "admin" && !isLoopbackHost(host) && len(c.Admin.TokenFiles) == 0 && len(c.Admin.ClientCAFiles) == 0 {
+			s.errorf(path, fmt.Sprintf("admin listener %q is not on loopback and has no authentication (admin.token_files or admin.client_ca_files): anyone on the network could reload, ban and read the status", addr))
 		}
 	}
 	check("https", c.Listen.HTTPS)
 	check("http", c.Listen.HTTP)
 	check("admin", c.Listen.Admin)
+	check("metrics", c.Listen.Metrics)
 	if c.Listen.HTTPS == "" && c.Listen.HTTP == "" {
 		s.errorf("listen", "no listener: set listen.https or listen.http")
 	}

@@ -32,6 +32,7 @@ import (
 //     what they use.
 var allowedImports = map[string][]string{
 	"edge": {
+		"edge/auth",
 		"edge/fingerprint",
 		"edge/internal/dirwatch",
 		"edge/internal/h2xconnect",
@@ -48,6 +49,7 @@ var allowedImports = map[string][]string{
 	},
 
 	// Capability packages: leaves.
+	"edge/auth":        {"github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
 	"edge/fingerprint": {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
 	"edge/proxyproto":  nil,
 	"edge/ratelimit":   {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
@@ -89,6 +91,7 @@ var allowedImports = map[string][]string{
 // capabilityPackages are the leaves of the tree. Their entries in allowedImports may name no other
 // capability package, but for the exception listed here.
 var capabilityPackages = map[string][]string{
+	"edge/auth":        nil,
 	"edge/fingerprint": nil,
 	"edge/proxyproto":  nil,
 	"edge/ratelimit":   nil,

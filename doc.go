@@ -13,17 +13,20 @@
 //	                     budgets, bans and blocklist reloads close (listen_conns.go), the zero-setup
 //	                     self-signed certificate (listen_selfsigned.go)
 //	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
-//	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_ratelimit.go,
-//	                     pipeline_waf.go; every denial is a decision written by pipeline_respond.go;
-//	                     pipeline_exchange.go is the per-request state, pipeline_requestid.go its id
+//	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_auth.go (network
+//	                     rules, client certificates, JWT, Basic, forward auth: package auth),
+//	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written
+//	                     by pipeline_respond.go; pipeline_exchange.go is the per-request state,
+//	                     pipeline_requestid.go its id
 //	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
 //	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
 //	log_access.go        the access log line written when a request ends
 //	config*.go           the configuration: decoding (config.go), defaults, validation, problems and
-//	                     their lines, data files (config_data.go, config_waf.go) and the compiled
-//	                     Snapshot (config_snapshot.go)
+//	                     their lines, data files (config_data.go, config_waf.go, config_auth.go) and
+//	                     the compiled Snapshot (config_snapshot.go)
 //	reload*.go           hot reload: Server.Reload and the file watcher
-//	admin*.go            the admin listener: handlers, metrics, collectors and the status page
+//	admin*.go            the admin listener: handlers, metrics, collectors, the status page, and the
+//	                     token-guarded runtime controls (admin_api.go: bans, drain, WAF mode)
 //	tool_*.go            entry points for the CLI's tools (edge waf eval)
 //
 // A request over TCP: listen_admit.go (connection limiter, bans) → listen_tls.go (handshake,

@@ -168,6 +168,16 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		}
 		attrs = append(attrs, slog.String("ratelimit", decision), slog.String("ratelimit_policy", ex.limit.Policy))
 	}
+	if cc := ex.clientCert; cc != nil {
+		attrs = append(attrs, slog.String("client_cert_subject", cc.Subject), slog.String("client_cert_sha256", cc.Fingerprint),
+			slog.Bool("client_cert_verified", cc.Err == nil))
+	}
+	if ex.authMethod != "" {
+		attrs = append(attrs, slog.String("auth", ex.authMethod))
+		if ex.authUser != "" {
+			attrs = append(attrs, slog.String("auth_user", ex.authUser))
+		}
+	}
 	if ex.reason != denyNone {
 		attrs = append(attrs, slog.String("reason", ex.reason.String()))
 		if ex.detail != "" {

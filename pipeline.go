@@ -104,8 +104,8 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 }
 
 // decide runs every stage ahead of the answer: peer and client address, 0-RTT policy, request
-// shape, canonical host and path, fingerprint verdict, route, body limit, request rate limit and
-// the WAF. It returns the first denial, or pass.
+// shape, canonical host and path, fingerprint verdict, route, network rule and authentication,
+// body limit, request rate limit and the WAF. It returns the first denial, or pass.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) decision {
 	snap := ex.snap
 	ex.conn = connFactsFrom(r.Context())
@@ -153,6 +153,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 	}
 	ex.rt = rt
 	ex.route = rt.Name
+	if d := s.authorize(r, ex); d.denied() {
+		return d
+	}
 	if d := limitBody(w, r, ex); d.denied() {
 		return d
 	}

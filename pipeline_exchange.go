@@ -9,9 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"edge/auth"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
+	"edge/tls"
 	"edge/waf"
 )
 
@@ -49,6 +51,12 @@ type exchange struct {
 	uaMismatch bool
 	limit      ratelimit.Decision
 	waf        waf.Verdict
+
+	authMethod string          // "jwt:NAME", "basic:NAME", "forward:NAME" when the route has one
+	authUser   string          // who authenticated (Basic user, token sub); never a secret
+	claims     auth.Claims     // the verified token's claims, nil without one
+	challenge  string          // WWW-Authenticate of a 401
+	clientCert *tls.ClientCert // the client certificate of the connection, nil without one
 }
 
 type exchangeKey struct{}

@@ -32,6 +32,12 @@ const (
 	// the request was answered; no backend is asked. The answer is written for an HTTP/1.1 client
 	// that half-closed and still reads; on a reset stream the server drops it.
 	denyClientGone
+	denyForbiddenNetwork
+	denyUnauthorized
+	denyForbidden
+	denyAuthUnavailable
+	denyClientCertRequired
+	denyClientCertInvalid
 	numDenyReasons
 )
 
@@ -54,6 +60,15 @@ var denyInfo = [numDenyReasons]struct {
 	denyWAF:            {http.StatusForbidden, "waf_block"},
 	denyInternal:       {http.StatusInternalServerError, "internal_error"},
 	denyClientGone:     {http.StatusBadRequest, "client_gone"},
+
+	denyForbiddenNetwork: {http.StatusForbidden, "forbidden_network"},
+	denyUnauthorized:     {http.StatusUnauthorized, "unauthorized"},
+	denyForbidden:        {http.StatusForbidden, "forbidden"},
+	denyAuthUnavailable:  {http.StatusServiceUnavailable, "auth_unavailable"},
+	// A certificate is asked for in the handshake (client_auth "request"), never renegotiated, so a
+	// missing one is a 403 on every protocol rather than HTTP/2's 421 for a handshake to redo.
+	denyClientCertRequired: {http.StatusForbidden, "client_cert_required"},
+	denyClientCertInvalid:  {http.StatusForbidden, "client_cert_invalid"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.
@@ -100,6 +115,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d
 		h.Set("RateLimit-Policy", string(ratelimit.AppendRateLimitPolicy(buf[:0], &ex.limit)))
 		h.Set("RateLimit", string(ratelimit.AppendRateLimit(buf[:0], &ex.limit)))
 		h.Set("Retry-After", string(ratelimit.AppendRetryAfter(buf[:0], &ex.limit)))
+	case denyUnauthorized:
+		// RFC 9110 §15.5.2: a 401 carries a challenge for the route's scheme.
+		if ex.challenge != "" {
+			h.Set("WWW-Authenticate", ex.challenge)
+		}
 	case denyWAF:
 		html := prefersHTML(r.Header.Get("Accept"))
 		if html {

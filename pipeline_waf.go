@@ -18,7 +18,7 @@ import (
 // denyWAF decision; respond writes the 403 with the request id and the rule ids.
 func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) decision {
 	e := ex.snap.waf
-	p := e.policy(ex.rt)
+	p := ex.snap.wafPolicy(ex.rt)
 	if p.Mode == waf.ModeOff {
 		return pass
 	}

@@ -124,6 +124,8 @@ func notLive(old, cur *Config) []string {
 	cmp("listen.https", old.Listen.HTTPS, cur.Listen.HTTPS)
 	cmp("listen.http", old.Listen.HTTP, cur.Listen.HTTP)
 	cmp("listen.admin", old.Listen.Admin, cur.Listen.Admin)
+	cmp("listen.metrics", old.Listen.Metrics, cur.Listen.Metrics)
+	cmp("admin.client_ca_files", old.Admin.ClientCAFiles, cur.Admin.ClientCAFiles)
 	cmp("listen.http_mode", old.Listen.HTTPMode, cur.Listen.HTTPMode)
 	cmp("listen.http3", old.Listen.HTTP3, cur.Listen.HTTP3)
 	cmp("listen.alt_svc", old.Listen.AltSvc, cur.Listen.AltSvc)

@@ -135,6 +135,10 @@ func (s *Server) Start() error {
 		tls        bool
 	}
 	var specs []lspec
+	adminTLS, err := s.adminTLSConfig()
+	if err != nil {
+		return err
+	}
 	if c.Listen.HTTPS != "" {
 		specs = append(specs, lspec{"https", c.Listen.HTTPS, s, true})
 	}
@@ -147,6 +151,9 @@ func (s *Server) Start() error {
 	}
 	if c.Listen.Admin != "" {
 		specs = append(specs, lspec{"admin", c.Listen.Admin, s.adminHandler(), false})
+	}
+	if c.Listen.Metrics != "" {
+		specs = append(specs, lspec{"metrics", c.Listen.Metrics, s.metricsHandler(), false})
 	}
 	bound := map[string]net.Listener{}
 	var udp *net.UDPConn
@@ -195,7 +202,7 @@ func (s *Server) Start() error {
 	s.h3 = h3
 	for _, sp := range specs {
 		ln := bound[sp.name]
-		if len(lbs) > 0 && sp.name != "admin" {
+		if len(lbs) > 0 && sp.name != "admin" && sp.name != "metrics" {
 			// First, before the connection limiter and TLS: they see the client the load balancer
 			// reports. The header is read within read_header_timeout_ms.
 			pl := proxyproto.NewListener(ln, lbs, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
@@ -206,6 +213,9 @@ func (s *Server) Start() error {
 		if sp.name == "http" {
 			ln = &admitListener{Listener: ln, srv: s}
 			srv.ConnState = s.connState
+		}
+		if sp.name == "admin" && adminTLS != nil {
+			ln = stdtls.NewListener(ln, adminTLS)
 		}
 		if sp.tls {
 			srv.ConnContext = tcpConnContext

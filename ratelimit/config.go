@@ -44,7 +44,8 @@ type PolicyConfig struct {
 	// Name identifies the policy in headers, logs and route references
 	// ([A-Za-z0-9_.-], at most 64 bytes, unique).
 	Name string `toml:"name"`
-	// Key is what is counted: "ip", "ja4", "ip+ja4", "route", "header:NAME"
+	// Key is what is counted: "ip", "ja4", "ip+ja4", "route", "jwt:CLAIM" (a claim of the route's
+	// verified token; requests without one are not counted), "header:NAME"
 	// or "cookie:NAME".
 	Key string `toml:"key"`
 	// PerSecond or PerMinute (exactly one, positive) is the sustained rate.
@@ -100,6 +101,7 @@ const (
 	keyRoute
 	keyHeader
 	keyCookie
+	keyClaim
 )
 
 // parseKey parses a policy key kind.
@@ -126,7 +128,13 @@ func parseKey(s string) (keyKind, string, error) {
 		}
 		return keyCookie, name, nil
 	}
-	return 0, "", fmt.Errorf("unknown key kind %q (want ip, ja4, ip+ja4, route, header:NAME or cookie:NAME)", s)
+	if name, ok := strings.CutPrefix(s, "jwt:"); ok {
+		if !isToken(name) {
+			return 0, "", fmt.Errorf("invalid claim name %q", name)
+		}
+		return keyClaim, name, nil
+	}
+	return 0, "", fmt.Errorf("unknown key kind %q (want ip, ja4, ip+ja4, route, header:NAME, cookie:NAME or jwt:CLAIM)", s)
 }
 
 // isToken reports whether s is an RFC 9110 §5.6.2 token.

@@ -24,13 +24,15 @@ const (
 	// ReasonGlitches: a strike for a connection closed because its client went past the glitch
 	// budget (rapid reset and other HTTP/2 or HTTP/3 abuse).
 	ReasonGlitches
+	// ReasonAuth: a strike for failed credentials (Basic auth) on a protected route.
+	ReasonAuth
 	numReasons
 )
 
 // NumReasons is the number of Reason values; Stats arrays are indexed by Reason.
 const NumReasons = int(numReasons)
 
-var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf", "glitches"}
+var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf", "glitches", "auth"}
 
 // String returns the reason's metric label, e.g. "rate".
 func (r Reason) String() string {

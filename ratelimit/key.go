@@ -15,6 +15,8 @@ type KeyFacts struct {
 	Header func(name string) string
 	// Cookie returns the value of a request cookie ("" when absent).
 	Cookie func(name string) string
+	// Claim returns a claim of the request's verified token ("" when absent or unauthenticated).
+	Claim func(name string) string
 }
 
 // groupIP returns a's client group: IPv4 addresses as themselves (unmapped),
@@ -66,6 +68,15 @@ func (p *policy) appendKey(dst []byte, f *KeyFacts) ([]byte, bool) {
 			return dst, false
 		}
 		v := f.Header(p.arg)
+		if v == "" {
+			return dst, false
+		}
+		return append(dst, v...), true
+	case keyClaim:
+		if f.Claim == nil {
+			return dst, false
+		}
+		v := f.Claim(p.arg)
 		if v == "" {
 			return dst, false
 		}

@@ -63,6 +63,10 @@ func TestPolicyKeys(t *testing.T) {
 			KeyFacts{Header: headers(map[string]string{"X-Api-Key": "k2"})}, false},
 		{"cookie", "cookie:sid", KeyFacts{Cookie: headers(map[string]string{"sid": "s"})},
 			KeyFacts{Cookie: headers(map[string]string{"sid": "s"})}, true},
+		{"jwt claim same", "jwt:sub", KeyFacts{IP: ip1, Claim: headers(map[string]string{"sub": "u1"})},
+			KeyFacts{IP: ip2, Claim: headers(map[string]string{"sub": "u1"})}, true},
+		{"jwt claim other", "jwt:sub", KeyFacts{Claim: headers(map[string]string{"sub": "u1"})},
+			KeyFacts{Claim: headers(map[string]string{"sub": "u2"})}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,6 +43,8 @@ type Config struct {
 	SessionTickets bool `toml:"session_tickets"`
 	// ECH configures Encrypted Client Hello ([tls.ech]).
 	ECH ECHFiles `toml:"ech"`
+	// ClientAuth configures client certificates ([tls.client_auth]).
+	ClientAuth ClientAuthConfig `toml:"client_auth"`
 }
 
 // CertificateFiles is one [[tls.certificates]] entry.
@@ -168,6 +170,7 @@ func (c *Config) Validate() (errs, warns []string) {
 	if len(c.ECH.KeyFiles) > 0 && p.minVersion == stdtls.VersionTLS12 {
 		errs = append(errs, `ech.key_files: Encrypted Client Hello requires min_version "1.3"`)
 	}
+	errs = append(errs, c.ClientAuth.validate()...)
 	return errs, warns
 }
 

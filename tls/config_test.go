@@ -19,6 +19,7 @@ func TestDefaultConfig(t *testing.T) {
 		Groups:         []string{"X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024", "x25519", "secp256r1", "secp384r1"},
 		PQPolicy:       "prefer",
 		SessionTickets: true,
+		ClientAuth:     ClientAuthConfig{Mode: "off"},
 	}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("DefaultConfig mismatch (-want +got):\n%s", diff)
@@ -44,6 +45,12 @@ ocsp_file = "/a.ocsp"
 
 [ech]
 key_files = ["/ech.pem"]
+
+[client_auth]
+mode = "request"
+ca_files = ["/ca.pem"]
+crl_files = ["/ca.crl"]
+forward_pem = true
 `
 	cfg := DefaultConfig()
 	md, err := toml.Decode(doc, &cfg)
@@ -57,6 +64,7 @@ key_files = ["/ech.pem"]
 		MinVersion: "1.2", Groups: []string{"X25519MLKEM768", "X25519", "P-256"}, PQPolicy: "require",
 		Certificates: []CertificateFiles{{CertFile: "/a.crt", KeyFile: "/a.key", OCSPFile: "/a.ocsp"}},
 		CertDir:      "/etc/edge/certs", DefaultCert: "www.example.com", ECH: ECHFiles{KeyFiles: []string{"/ech.pem"}},
+		ClientAuth: ClientAuthConfig{Mode: "request", CAFiles: []string{"/ca.pem"}, CRLFiles: []string{"/ca.crl"}, ForwardPEM: true},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("decoded mismatch (-want +got):\n%s", diff)

@@ -27,6 +27,7 @@ func DefaultConfig() Config {
 		},
 		PQPolicy:       PQPrefer,
 		SessionTickets: true,
+		ClientAuth:     ClientAuthConfig{Mode: ClientAuthOff},
 	}
 }
 

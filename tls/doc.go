@@ -6,7 +6,9 @@
 // certificate store (SNI selection: exact name, then wildcard, then the
 // configured default), the key-exchange policy (pq_policy: hybrid
 // post-quantum groups preferred, required or switched off), the Encrypted
-// Client Hello keys and the rotating session ticket keys. After each
+// Client Hello keys, the rotating session ticket keys and the client
+// certificate trust ([tls.client_auth]: CAs and CRLs; ClientCertificate
+// judges a connection's certificate for the root). After each
 // handshake the root calls Facts to describe the connection (version,
 // cipher, group, post-quantum, ALPN, SNI, resumption, ECH) and OnHandshake
 // to count it.
@@ -18,7 +20,7 @@
 // never a mix; connections that already finished their handshake are not
 // affected at all. A certificate pair or ECH key that fails to load during
 // a reload keeps its previous version serving; the failure is logged with
-// the file path and counted. Watch watches the parent directories of every
+// the file path and counted; so does a CA or CRL file. Watch watches the parent directories of every
 // configured file with internal/dirwatch (so rename-into-place,
 // Kubernetes-style "..data" symlink swaps and a recreated directory are
 // seen) and calls Reload after a short debounce.

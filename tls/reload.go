@@ -103,6 +103,9 @@ func (t *Terminator) Reload() error {
 		keys = append(keys, k.key)
 	}
 	t.ech.Store(&keys)
+	if err := t.reloadClientTrust(); err != nil {
+		failed("client_auth", err)
+	}
 	if len(errs) == 0 {
 		t.log.Info("tls: reloaded", "certificates", len(t.certs.Load().entries), "ech_keys", len(keys))
 	}

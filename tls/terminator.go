@@ -3,6 +3,7 @@ package tls
 import (
 	stdtls "crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -35,6 +36,9 @@ type Terminator struct {
 
 	tickets ticketState
 	stats   counters
+
+	clientTrust atomic.Pointer[clientTrust] // CAs and CRLs of client_auth; nil when off
+	clientCerts clientCertCache
 
 	afterReload func() // test hook, called at the end of every Reload
 	onWatching  func() // test hook, called once Watch has added its watches
@@ -95,6 +99,9 @@ func New(cfg Config, log *slog.Logger) (*Terminator, error) {
 		keys = append(keys, k.key)
 	}
 	t.ech.Store(&keys)
+	if err := t.reloadClientTrust(); err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
 	t.tickets.init(t.now())
 	return t, nil
 }
@@ -116,8 +123,15 @@ func (t *Terminator) ServerConfig(nextProtos []string) *stdtls.Config {
 		GetEncryptedClientHelloKeys: t.getECHKeys,
 		SessionTicketsDisabled:      !t.cfg.SessionTickets,
 	}
-	if t.p.policy == PQRequire {
-		base.VerifyConnection = t.verifyPQ
+	switch t.cfg.ClientAuth.Mode {
+	case ClientAuthRequest:
+		// Verified by ClientCertificate per request, so a bad certificate gets a clear 403.
+		base.ClientAuth = stdtls.RequestClientCert
+	case ClientAuthRequire:
+		base.ClientAuth = stdtls.RequireAnyClientCert // verified by verifyClientConn, CRLs included
+	}
+	if t.p.policy == PQRequire || t.cfg.ClientAuth.Mode == ClientAuthRequire {
+		base.VerifyConnection = t.verifyConnection
 	}
 	sc := &serverConfig{t: t, base: base}
 	base.GetConfigForClient = sc.getConfigForClient
@@ -230,6 +244,17 @@ func (t *Terminator) checkPQ(chi *stdtls.ClientHelloInfo) error {
 		t.log.Debug("tls: handshake refused", "reason", reason.String(), "server_name", chi.ServerName, "remote", remoteAddr(chi))
 	}
 	return err
+}
+
+// verifyConnection runs the checks crypto/tls leaves to the Terminator once the handshake is
+// done: pq_policy "require", then client_auth "require".
+func (t *Terminator) verifyConnection(cs stdtls.ConnectionState) error {
+	if t.p.policy == PQRequire {
+		if err := t.verifyPQ(cs); err != nil {
+			return err
+		}
+	}
+	return t.verifyClientConn(cs)
 }
 
 // verifyPQ is the pq_policy "require" backstop run by crypto/tls after the

@@ -57,6 +57,10 @@ func (t *Terminator) watchPaths() []string {
 		}
 	}
 	paths = append(paths, t.cfg.ECH.KeyFiles...)
+	if t.cfg.ClientAuth.enabled() {
+		paths = append(paths, t.cfg.ClientAuth.CAFiles...)
+		paths = append(paths, t.cfg.ClientAuth.CRLFiles...)
+	}
 	if t.cfg.CertDir != "" {
 		paths = append(paths, t.cfg.CertDir)
 		if entries, err := os.ReadDir(t.cfg.CertDir); err == nil {

@@ -55,6 +55,7 @@ type server struct {
 	ejectedUntil atomic.Int64 // unix nanoseconds
 	ejections    atomic.Uint64
 	down         atomic.Bool // active health check says down
+	drained      atomic.Bool // taken out of rotation by an operator (SetDrained)
 	probeOK      atomic.Int32
 	probeFail    atomic.Int32
 	conns        atomic.Int64
@@ -62,7 +63,7 @@ type server struct {
 }
 
 func (s *server) available(now int64) bool {
-	return !s.down.Load() && s.ejectedUntil.Load() <= now
+	return !s.down.Load() && !s.drained.Load() && s.ejectedUntil.Load() <= now
 }
 
 // options are test hooks.

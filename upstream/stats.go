@@ -17,6 +17,8 @@ type ServerStats struct {
 	Healthy bool
 	// Ejected is true while passive health keeps the server out.
 	Ejected bool
+	// Drained is true while an operator keeps the server out (Pool.SetDrained).
+	Drained bool
 	// InFlight counts requests sent and not yet finished (response body not closed).
 	InFlight int64
 	// Requests and Errors count attempts and failed attempts (no response).
@@ -38,6 +40,7 @@ func (p *Pool) Stats() Stats {
 	for i, s := range p.servers {
 		st.Servers[i] = ServerStats{
 			Address: s.addr, Weight: s.weight, Healthy: !s.down.Load(), Ejected: s.ejectedUntil.Load() > now,
+			Drained:  s.drained.Load(),
 			InFlight: s.inflight.Load(), Requests: s.requests.Load(), Errors: s.errors.Load(),
 			ConsecutiveFails: int(s.fails.Load()), Ejections: s.ejections.Load(), OpenConns: s.conns.Load(),
 			Dials: s.dials.Load(),
