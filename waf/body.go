@@ -166,21 +166,6 @@ func boundary(ct string) string {
 	return b
 }
 
-// indexFoldASCII returns the index in s of the first match of the lower-case ASCII needle, ignoring
-// ASCII case, or -1.
-func indexFoldASCII(s, needle string) int {
-	for i := 0; i+len(needle) <= len(s); i++ {
-		j := 0
-		for j < len(needle) && lower(s[i+j]) == needle[j] {
-			j++
-		}
-		if j == len(needle) {
-			return i
-		}
-	}
-	return -1
-}
-
 // parseMultipart adds multipart/form-data field names, values and file
 // names (RFC 7578), at most maxMultipartParts parts. A body without a usable
 // boundary stays inspected as raw body only.

@@ -532,14 +532,3 @@ func (st *evalState) record(r *Rule, v *value, c int, frag []byte) {
 		st.force = true
 	}
 }
-
-// equalFoldBytes reports whether a and b (of equal length) are equal up to
-// ASCII case.
-func equalFoldBytes(a, b []byte) bool {
-	for i := range a {
-		if a[i] != b[i] && lower(a[i]) != lower(b[i]) {
-			return false
-		}
-	}
-	return true
-}

@@ -197,7 +197,3 @@ func (st *evalState) isGraphQL() bool {
 	}
 	return containsFold(p, "graphql") || strings.HasPrefix(strings.ToLower(st.req.ContentType), "application/graphql")
 }
-
-func containsFold(s, sub string) bool {
-	return indexFold(bytesOf(s), bytesOf(sub)) >= 0
-}

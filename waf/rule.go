@@ -443,28 +443,6 @@ func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-// indexFold returns the first index of lit (lower-case) in b, comparing
-// ASCII case-insensitively, or -1.
-func indexFold(b, lit []byte) int {
-	if len(lit) == 0 {
-		return 0
-	}
-	first := lit[0]
-	for i := 0; i+len(lit) <= len(b); i++ {
-		if lower(b[i]) != first {
-			continue
-		}
-		j := 1
-		for j < len(lit) && lower(b[i+j]) == lit[j] {
-			j++
-		}
-		if j == len(lit) {
-			return i
-		}
-	}
-	return -1
-}
-
 // litAlt matches a regular expression that is a finite set of ASCII
 // literals of at least litAltMin bytes (`(?:Byb2Nlc3NCdWlsZGVy|…)`)
 // exactly as the regexp package does, without its NFA: the leftmost
