@@ -403,7 +403,7 @@ func paranoiaIndex(p int) int {
 func (st *evalState) inspect(v *value) {
 	rs := st.rs
 	pi := paranoiaIndex(st.pol.Paranoia)
-	zr := rs.zoneRules[pi][v.slot]
+	inSlot := rs.slotRules[pi][v.slot]
 	st.ac = rs.slotAC[v.slot]
 	st.stamp++
 	if st.stamp == 0 { // wrapped: invalidate every cache entry
@@ -417,11 +417,11 @@ func (st *evalState) inspect(v *value) {
 	plan := st.plan
 	cand := st.cand
 	if rs.noFilter {
-		copy(cand, zr)
+		copy(cand, inSlot)
 	} else {
 		// Candidates: the rules without prefilter, plus those whose
 		// trigger key occurs in some form of the value.
-		copy(cand, rs.zoneAlways[pi][v.slot])
+		copy(cand, rs.slotAlways[pi][v.slot])
 		st.triggers(0, v.data)
 		if st.rawMask&rs.scanAny[v.slot] != 0 {
 			for _, i := range plan.scan[v.slot] {
@@ -430,7 +430,7 @@ func (st *evalState) inspect(v *value) {
 			}
 		}
 		for i, r := range plan.reach {
-			cand[i] &= zr[i] & r
+			cand[i] &= inSlot[i] & r
 		}
 		if named := rs.slotNamed[v.slot]; named != nil {
 			st.dropOtherNames(v, named)

@@ -13,7 +13,7 @@ func (st *evalState) add(z zone, name, data []byte) {
 	if len(st.rs.byZone[z]) == 0 {
 		return
 	}
-	v := value{zone: z, slot: z, name: name, data: data}
+	v := value{zone: z, slot: slot(z), name: name, data: data}
 	if z == zoneHeader { // lower-cased once, for the slot, the name index and the memo
 		off := len(st.vbuf)
 		for _, c := range name {

@@ -54,12 +54,12 @@ func (st *evalState) planFor() *valuePlan {
 		return st.plan
 	}
 	m := st.rawMask
-	slot := &st.planCache[(m*0x9E3779B1)>>(32-planCacheBits)]
-	if slot.p == nil || slot.mask != m {
-		*slot = planSlot{m, st.rs.sharedPlan(m)}
+	e := &st.planCache[(m*0x9E3779B1)>>(32-planCacheBits)]
+	if e.p == nil || e.mask != m {
+		*e = planSlot{m, st.rs.sharedPlan(m)}
 	}
-	st.plan = slot.p
-	return slot.p
+	st.plan = e.p
+	return e.p
 }
 
 // sharedPlan returns the RuleSet's plan for byte classes m, building it

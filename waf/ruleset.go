@@ -28,10 +28,10 @@ type RuleSet struct {
 	keyRule  []int32    // rule of each key
 	trigKeys []uint64
 	words    int // uint64 words in a rule bitset
-	// zoneRules and zoneAlways are, per paranoia level (0–4) and slot, the
+	// slotRules and slotAlways are, per paranoia level (0–4) and slot, the
 	// rules that may run, and those of them that have no prefilter.
-	zoneRules  [maxParanoia + 1][numSlots][]uint64
-	zoneAlways [maxParanoia + 1][numSlots][]uint64
+	slotRules  [maxParanoia + 1][numSlots][]uint64
+	slotAlways [maxParanoia + 1][numSlots][]uint64
 	// scanChains are, per slot, the chains whose forms inspect scans for
 	// keys: every chain the slot's rules use without its trailing lowercase
 	// steps, once each, in ascending order (parents first).
@@ -172,13 +172,13 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.buildZones(compactPs); err != nil {
+	if err := rs.buildSlots(compactPs); err != nil {
 		return nil, err
 	}
 	rs.markEmptyTriggers()
 	for sl := slot(1); sl < numSlots; sl++ {
 		rs.slotPure[sl] = true
-		for _, ri := range rs.slotRules(sl) {
+		for _, ri := range rs.rulesIn(sl) {
 			if requestDetectors[rs.rules[ri].Detector] {
 				rs.slotPure[sl] = false
 			}
@@ -443,18 +443,18 @@ func literalKeys(lits [][]byte, pre, post string) []keySets {
 	return []keySets{{sets: [][]string{set}}}
 }
 
-// buildZones fills zoneRules, zoneAlways, scanChains and slotAC.
-func (rs *RuleSet) buildZones(compactPs []acPattern) error {
+// buildSlots fills slotRules, slotAlways, scanChains and slotAC.
+func (rs *RuleSet) buildSlots(compactPs []acPattern) error {
 	shared := map[string]*acMatcher{}
 	for sl := slot(1); sl < numSlots; sl++ {
 		used := make([]bool, len(rs.chains))
 		for p := 0; p <= maxParanoia; p++ {
-			rs.zoneRules[p][sl] = make([]uint64, rs.words)
-			rs.zoneAlways[p][sl] = make([]uint64, rs.words)
+			rs.slotRules[p][sl] = make([]uint64, rs.words)
+			rs.slotAlways[p][sl] = make([]uint64, rs.words)
 		}
 		in := make([]bool, len(rs.rules))
 		rs.slotAll[sl] = make([]uint64, rs.words)
-		for _, ri := range rs.slotRules(sl) {
+		for _, ri := range rs.rulesIn(sl) {
 			r := rs.rules[ri]
 			in[ri] = true
 			if r.acceptsAll(sl) {
@@ -476,9 +476,9 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) error {
 				used[c] = true
 			}
 			for p := r.Paranoia; p <= maxParanoia; p++ {
-				rs.zoneRules[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
+				rs.slotRules[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
 				if !r.pf {
-					rs.zoneAlways[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
+					rs.slotAlways[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
 				}
 			}
 		}
@@ -507,7 +507,7 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) error {
 			// would cost megabytes for little gain.
 			rs.slotAC[sl] = rs.ac
 		case len(ps) > 0:
-			sig := string(bitsetBytes(rs.zoneRules[maxParanoia][sl]))
+			sig := string(bitsetBytes(rs.slotRules[maxParanoia][sl]))
 			if shared[sig] == nil {
 				ac, err := buildAC(ps)
 				if err != nil {
@@ -521,11 +521,11 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) error {
 	return nil
 }
 
-// slotRules returns the indices of the rules that may inspect values of
+// rulesIn returns the indices of the rules that may inspect values of
 // slot sl, in rule order: the rules of its zone with a target that takes
 // the slot (targetSpec.takes: "inputs" alone skips structural headers,
 // "custom_headers" takes custom ones only).
-func (rs *RuleSet) slotRules(sl slot) []int {
+func (rs *RuleSet) rulesIn(sl slot) []int {
 	var out []int
 	for _, ri := range rs.byZone[zoneOf(sl)] {
 		if rs.rules[ri].mayAccept(sl) {
@@ -565,7 +565,7 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	ref := &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
+		slotRules: rs.slotRules, slotAlways: rs.slotAlways, scanChains: rs.scanChains, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
 		noFilter: true}
 	ref.anyPlan = ref.buildPlan(clsAny, true) // every step of every chain
 	return ref
