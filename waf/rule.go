@@ -8,34 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/BurntSushi/toml"
 )
 
-// Rule is one WAF rule as written in a rule file, plus its compiled form.
+// Rule is a compiled rule: its spec, the file and line it was written at,
+// its matcher, and — filled in by NewRuleSet, which takes the rule for the
+// RuleSet it builds — its index, transform chains and prefilter keys there.
 type Rule struct {
-	ID          string   `toml:"id"`
-	Category    string   `toml:"category"`
-	Description string   `toml:"description"`
-	Targets     []string `toml:"targets"`    // "args", "header:user-agent", "!header:referer", ...
-	Transforms  []string `toml:"transforms"` // applied in order
-	MultiMatch  bool     `toml:"multi_match"`
-	Negate      bool     `toml:"negate"` // match when the matcher does not
-	// Exactly one matcher:
-	Regex      string   `toml:"regex"`       // RE2 syntax
-	Literals   []string `toml:"literals"`    // any of, ASCII case-insensitive substring
-	Equals     []string `toml:"equals"`      // any of, whole value, ASCII case-insensitive
-	Detector   string   `toml:"detector"`    // built-in analyser, see detectors
-	LongerThan int      `toml:"longer_than"` // value length in bytes exceeds
-	Limit      int      `toml:"limit"`       // detector parameter
-	Score      int      `toml:"score"`
-	Paranoia   int      `toml:"paranoia"`
-	Action     string   `toml:"action"`   // "" (score), "block" (block on match), "detect" (log only)
-	Match      []string `toml:"match"`    // inline tests: values that must match
-	NoMatch    []string `toml:"no_match"` // inline tests: values that must not match
-
-	File string `toml:"-"`
-	Line int    `toml:"-"`
+	RuleSpec
+	File string // the rule file's name, as given to Parse
+	Line int    // the line of its [[rule]] header
 
 	idx     int
 	include []targetSpec
@@ -79,122 +60,28 @@ type targetSpec struct {
 	hslot slot
 }
 
-type ruleFile struct {
-	Rule []Rule `toml:"rule"`
-}
-
-var idRE = regexp.MustCompile(`^([A-Z][A-Z0-9]*)-([0-9]{3,})$`)
-
-func validID(s string) bool { return idRE.MatchString(s) }
-
-func validCategoryPrefix(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('A' <= c && c <= 'Z') && !(i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// Parse decodes and compiles the rules of one file. name is used in error
-// messages ("name:line: rule ID: problem").
-func Parse(name string, data []byte) ([]*Rule, error) {
-	var f ruleFile
-	md, err := toml.Decode(string(data), &f)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, errors.New("waf: " + name + ":" + strconv.Itoa(pe.Position.Line) + ": " + pe.Message)
-		}
-		return nil, errors.New("waf: " + name + ": " + err.Error())
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		last := k[len(k)-1]
-		return nil, errors.New("waf: " + name + ":" + strconv.Itoa(lineOfKey(data, last)) + ": unknown key " + strconv.Quote(k.String()))
-	}
-	lines := ruleLines(data)
-	var errs []string
-	out := make([]*Rule, 0, len(f.Rule))
-	for i := range f.Rule {
-		r := &f.Rule[i]
-		r.File = name
-		if i < len(lines) {
-			r.Line = lines[i]
-		}
-		if err := r.compile(); err != nil {
-			errs = append(errs, name+":"+strconv.Itoa(r.Line)+": rule "+r.ID+": "+err.Error())
-			continue
-		}
-		out = append(out, r)
-	}
-	if len(errs) > 0 {
-		return nil, errors.New("waf: " + strings.Join(errs, "; "))
-	}
-	return out, nil
-}
-
-// ruleLines returns the 1-based line of every [[rule]] header.
-func ruleLines(data []byte) []int {
-	var out []int
-	line := 1
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		l := data
-		if i >= 0 {
-			l = data[:i]
-		}
-		if bytes.Equal(bytes.TrimSpace(l), []byte("[[rule]]")) {
-			out = append(out, line)
-		}
-		if i < 0 {
-			break
-		}
-		data = data[i+1:]
-		line++
-	}
-	return out
-}
-
-func lineOfKey(data []byte, key string) int {
-	for n, l := range bytes.Split(data, []byte("\n")) {
-		t := bytes.TrimSpace(l)
-		if bytes.HasPrefix(t, []byte(key)) {
-			rest := bytes.TrimSpace(t[len(key):])
-			if len(rest) > 0 && rest[0] == '=' {
-				return n + 1
-			}
-		}
-	}
-	return 0
-}
-
-// compile checks r and builds its matcher. Transform chains are interned
-// later by the RuleSet.
-func (r *Rule) compile() error {
+// compileRule checks spec and compiles it. Transform chains are interned
+// later, by NewRuleSet.
+func compileRule(spec *RuleSpec) (*Rule, error) {
+	r := &Rule{RuleSpec: *spec}
 	m := idRE.FindStringSubmatch(r.ID)
 	if m == nil {
-		return errors.New("id must look like CATEGORY-NNN")
+		return nil, errors.New("id must look like CATEGORY-NNN")
 	}
 	if !strings.EqualFold(m[1], r.Category) {
-		return errors.New("id prefix " + m[1] + " does not match category " + strconv.Quote(r.Category))
+		return nil, errors.New("id prefix " + m[1] + " does not match category " + strconv.Quote(r.Category))
 	}
 	if r.Description == "" {
-		return errors.New("description is required")
+		return nil, errors.New("description is required")
 	}
 	if len(r.Targets) == 0 {
-		return errors.New("targets are required")
+		return nil, errors.New("targets are required")
 	}
-	r.include, r.exclude, r.zones = nil, nil, 0
 	for _, t := range r.Targets {
 		neg := strings.HasPrefix(t, "!")
 		mask, nm, ok := parseTargetMask(strings.TrimPrefix(t, "!"))
 		if !ok {
-			return errors.New("unknown target " + strconv.Quote(t))
+			return nil, errors.New("unknown target " + strconv.Quote(t))
 		}
 		group, _, _ := strings.Cut(strings.TrimPrefix(t, "!"), ":")
 		spec := targetSpec{mask: mask, name: nm, custom: group == "custom_headers"}
@@ -210,11 +97,11 @@ func (r *Rule) compile() error {
 		}
 	}
 	if r.zones == 0 {
-		return errors.New("targets select nothing")
+		return nil, errors.New("targets select nothing")
 	}
 	for _, t := range r.Transforms {
 		if _, ok := transforms[t]; !ok {
-			return errors.New("unknown transform " + strconv.Quote(t))
+			return nil, errors.New("unknown transform " + strconv.Quote(t))
 		}
 	}
 	n := 0
@@ -222,12 +109,11 @@ func (r *Rule) compile() error {
 		n++
 		re, err := regexp.Compile(r.Regex)
 		if err != nil {
-			return errors.New("regex: " + err.Error())
+			return nil, errors.New("regex: " + err.Error())
 		}
 		r.re = re
 		r.start, r.skip = matchStart(r.Regex)
 		r.outside, r.whole = wholeOutside(r.Regex)
-		r.anch = nil
 		if r.skip && rareStart(&r.start) {
 			// Every match begins by consuming a byte of start and no
 			// assertion looks behind it, so a match at i is a match of
@@ -239,10 +125,9 @@ func (r *Rule) compile() error {
 	}
 	if len(r.Literals) > 0 {
 		n++
-		r.lits = r.lits[:0]
 		for _, l := range r.Literals {
 			if l == "" {
-				return errors.New("empty literal")
+				return nil, errors.New("empty literal")
 			}
 			r.lits = append(r.lits, bytes.ToLower([]byte(l)))
 		}
@@ -258,28 +143,28 @@ func (r *Rule) compile() error {
 		n++
 		d, ok := detectors[r.Detector]
 		if !ok {
-			return errors.New("unknown detector " + strconv.Quote(r.Detector))
+			return nil, errors.New("unknown detector " + strconv.Quote(r.Detector))
 		}
 		r.det = d
 	} else if r.Limit != 0 {
-		return errors.New("limit is only valid with a detector")
+		return nil, errors.New("limit is only valid with a detector")
 	}
 	if r.LongerThan > 0 {
 		n++
 	} else if r.LongerThan < 0 {
-		return errors.New("longer_than must be positive")
+		return nil, errors.New("longer_than must be positive")
 	}
 	if n != 1 {
-		return errors.New("exactly one of regex, literals, equals, detector, longer_than is required")
+		return nil, errors.New("exactly one of regex, literals, equals, detector, longer_than is required")
 	}
 	if r.Negate && r.re == nil && r.equals == nil && r.lits == nil {
-		return errors.New("negate needs regex, literals or equals")
+		return nil, errors.New("negate needs regex, literals or equals")
 	}
 	if r.Score < 0 || r.Score > 100 {
-		return errors.New("score " + strconv.Itoa(r.Score) + " out of range 0–100")
+		return nil, errors.New("score " + strconv.Itoa(r.Score) + " out of range 0–100")
 	}
 	if r.Paranoia < 1 || r.Paranoia > 4 {
-		return errors.New("paranoia " + strconv.Itoa(r.Paranoia) + " out of range 1–4")
+		return nil, errors.New("paranoia " + strconv.Itoa(r.Paranoia) + " out of range 1–4")
 	}
 	switch r.Action {
 	case "":
@@ -288,9 +173,9 @@ func (r *Rule) compile() error {
 	case "detect":
 		r.logOnly = true
 	default:
-		return errors.New("unknown action " + strconv.Quote(r.Action))
+		return nil, errors.New("unknown action " + strconv.Quote(r.Action))
 	}
-	return nil
+	return r, nil
 }
 
 // takes reports whether spec t selects values of slot sl (by name or not):

@@ -89,8 +89,8 @@ func TestHeaderSlot(t *testing.T) {
 	// "custom_headers" takes the custom slot only; "headers" and "inputs"
 	// take it too.
 	spec := func(target string) targetSpec {
-		r := &Rule{ID: "T-001", Category: "t", Description: "d", Targets: []string{target}, Literals: []string{"x"}, Score: 5, Paranoia: 1}
-		if err := r.compile(); err != nil {
+		r, err := compileRule(&RuleSpec{ID: "T-001", Category: "t", Description: "d", Targets: []string{target}, Literals: []string{"x"}, Score: 5, Paranoia: 1})
+		if err != nil {
 			t.Fatal(err)
 		}
 		return r.include[0]
