@@ -2,6 +2,7 @@ package waf
 
 import (
 	"bytes"
+	"edge/waf/internal/sqli"
 	mbits "math/bits"
 	"sync/atomic"
 	"unsafe"
@@ -54,9 +55,9 @@ type evalState struct {
 	anyHit       bool   // some rule matched in this request (hit is not empty)
 	excludedHits int    // matches an exclusion suppressed in this request
 
-	cand    []uint64 // rules to visit for the current value
-	hit     []uint64 // rules that matched in this request
-	sqlToks []sqlTok
+	cand    []uint64     // rules to visit for the current value
+	hit     []uint64     // rules that matched in this request
+	sqli    sqli.Scanner // the "sqli" detector's token buffer
 	matches []Match
 	score   int
 	force   bool
