@@ -1,9 +1,10 @@
 package waf
 
 import (
-	"edge/waf/internal/sqli"
 	"strings"
 	"unicode/utf8"
+
+	"edge/waf/internal/sqli"
 )
 
 // detectorFunc is a built-in matcher. It gets the evaluation state (for

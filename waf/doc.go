@@ -31,7 +31,7 @@
 // ends is not run on a value holding a byte outside its alphabet. All of it
 // is exact: TestPrefilterCorpus and FuzzPrefilter compare against evaluation
 // with every filter and gate off. The automata are dense DFAs whose step is
-// one load dependent on the last (prefilter.go), bounded to maxACStates
+// one load dependent on the last (prefilter.go), bounded to ahocorasick.MaxStates
 // states: rule files cannot make them take gigabytes.
 //
 // Header memo (memo.go): a Policy with memo_entries remembers header values

@@ -2,10 +2,11 @@ package waf
 
 import (
 	"bytes"
-	"edge/waf/internal/sqli"
 	mbits "math/bits"
 	"sync/atomic"
 	"unsafe"
+
+	"edge/waf/internal/sqli"
 )
 
 // value is one inspected request value.
@@ -44,8 +45,8 @@ type evalState struct {
 	formStamp []uint32     // per form: triggers added (stamp)
 	formFull  []uint32     // per form: scanned (stamp)
 	formDirty []uint64     // per form: the words of formBits the last scan wrote (bit i&63: word i)
-	formAC    []*acMatcher // per form: the automaton of its creating transform (nil: the slot's)
-	ac        *acMatcher   // the current value's slot automaton
+	formAC    []*automaton // per form: the automaton of its creating transform (nil: the slot's)
+	ac        *automaton   // the current value's slot automaton
 	stamp     uint32
 
 	memo      []memoEntry // transforms computed for the current value
@@ -97,7 +98,7 @@ func (rs *RuleSet) getState() *evalState {
 		formStamp: make([]uint32, n),
 		formFull:  make([]uint32, n),
 		formDirty: make([]uint64, n),
-		formAC:    make([]*acMatcher, n),
+		formAC:    make([]*automaton, n),
 		cand:      make([]uint64, rs.words),
 		hit:       make([]uint64, rs.words),
 	}
@@ -339,7 +340,7 @@ func (st *evalState) emptyTriggers(f int32) bool {
 // formAutomaton returns the automaton that scans form f: that of the
 // transform which made it (one only a few rules read), else the value's
 // slot automaton.
-func (st *evalState) formAutomaton(f int32) *acMatcher {
+func (st *evalState) formAutomaton(f int32) *automaton {
 	if own := st.formAC[f]; own != nil && f != 0 {
 		return own
 	}
@@ -348,7 +349,7 @@ func (st *evalState) formAutomaton(f int32) *acMatcher {
 
 // emptyTrig reports whether scanning an empty form with ac (and the raw
 // automaton) finds a trigger key.
-func (rs *RuleSet) emptyTrig(ac *acMatcher) bool {
+func (rs *RuleSet) emptyTrig(ac *automaton) bool {
 	return (ac != nil && ac.emptyTrig) || (rs.acRaw != nil && rs.acRaw.emptyTrig)
 }
 
@@ -371,10 +372,10 @@ func (st *evalState) keys(f int32, data []byte) []uint64 {
 	}
 	*dirty = 0
 	if ac := st.formAutomaton(f); ac != nil {
-		ac.scan(data, bits, dirty, true)
+		ac.Scan(data, bits, dirty, true)
 	}
 	if st.rs.acRaw != nil {
-		st.rs.acRaw.scan(data, bits, dirty, false)
+		st.rs.acRaw.Scan(data, bits, dirty, false)
 	}
 	return bits
 }

@@ -3,6 +3,8 @@ package waf
 import (
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"edge/waf/internal/ahocorasick"
 )
 
 // Required-literal analysis of regular expressions, for the prefilter. For
@@ -11,20 +13,12 @@ import (
 // matches, whether it can match the empty string, and sets of which every
 // match contains one literal each. Concatenation joins the suffixes of the
 // left part with the prefixes of the right part. Both the analysis and the
-// compact scan see every run of blanks as one symbol, symNL when it holds a
-// line break and symSP otherwise, so `nchar\s*\(` requires "nchar(",
+// compact scan see every run of blanks as one symbol, ahocorasick.SymBreak when it holds a
+// line break and ahocorasick.SymSpace otherwise, so `nchar\s*\(` requires "nchar(",
 // "nchar (" or "nchar\n(", and `[;\n]\s*id` requires ";id", "; id",
 // ";\nid" or "\nid" — not " id". Text anchors are literal markers: the scan feeds
-// markBOT before and markEOT after every value, so `;\s*w$` requires "w"
+// ahocorasick.MarkStart before and ahocorasick.MarkEnd after every value, so `;\s*w$` requires "w"
 // followed by the end, not any "w".
-
-// markBOT and markEOT stand for the beginning and end of the text. The scan
-// maps the real bytes 0x02 and 0x03 to the same symbols, which only admits
-// more values, never fewer.
-const (
-	markBOT = "\x02"
-	markEOT = "\x03"
-)
 
 const (
 	maxExact    = 256 // strings in an exact, prefix or suffix set
@@ -65,7 +59,7 @@ func requiredLiterals(expr string) []string {
 // keySets is one alternative of a rule's prefilter: every match contains,
 // for some alternative, a literal of EACH of its sets, searched in the
 // compact text (each run of blanks one symbol) for sets and in the text as
-// it is for raw; both bracketed by markBOT and markEOT, ASCII
+// it is for raw; both bracketed by ahocorasick.MarkStart and ahocorasick.MarkEnd, ASCII
 // case-insensitively.
 type keySets struct {
 	sets [][]string // searched in the compact text
@@ -188,13 +182,6 @@ func blankOnly(re *syntax.Regexp) bool {
 	return false
 }
 
-// symSP and symNL are the compact scan's symbols for a run of blanks
-// without and with a line break (\n or \r).
-const (
-	symSP = " "
-	symNL = "\n"
-)
-
 func isBreak(r rune) bool { return r == '\n' || r == '\r' }
 
 // mustBreak reports whether every match of the blank-only re holds a line
@@ -268,12 +255,12 @@ func nullable(re *syntax.Regexp) bool {
 
 func analyse(re *syntax.Regexp, raw bool) litInfo {
 	if !raw && re.Op != syntax.OpEmptyMatch && blankOnly(re) {
-		// The compact scan sees a run of blanks as one symbol: symNL if
-		// it holds a line break, else symSP. A match that must hold one
-		// is symNL; any other may be part of a run that does.
-		set := []string{symSP, symNL}
+		// The compact scan sees a run of blanks as one symbol: ahocorasick.SymBreak if
+		// it holds a line break, else ahocorasick.SymSpace. A match that must hold one
+		// is ahocorasick.SymBreak; any other may be part of a run that does.
+		set := []string{ahocorasick.SymSpace, ahocorasick.SymBreak}
 		if mustBreak(re) {
-			set = []string{symNL}
+			set = []string{ahocorasick.SymBreak}
 		}
 		if nullable(re) {
 			set = append(set, "")
@@ -304,8 +291,8 @@ func analyse(re *syntax.Regexp, raw bool) litInfo {
 				s := lowerASCII(string(r))
 				if !raw && isBlank(r) {
 					// A blank may be part of a run with a line break.
-					for _, sym := range []string{symSP, symNL} {
-						if !seen[sym] && (sym == symNL || !isBreak(r)) {
+					for _, sym := range []string{ahocorasick.SymSpace, ahocorasick.SymBreak} {
+						if !seen[sym] && (sym == ahocorasick.SymBreak || !isBreak(r)) {
 							seen[sym] = true
 							set = append(set, sym)
 						}
@@ -322,9 +309,9 @@ func analyse(re *syntax.Regexp, raw bool) litInfo {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return exactInfo([]string{""})
 	case syntax.OpBeginText:
-		return exactInfo([]string{markBOT})
+		return exactInfo([]string{ahocorasick.MarkStart})
 	case syntax.OpEndText:
-		return exactInfo([]string{markEOT})
+		return exactInfo([]string{ahocorasick.MarkEnd})
 	case syntax.OpCapture:
 		return analyse(re.Sub[0], raw)
 	case syntax.OpStar:
@@ -374,10 +361,10 @@ func analyseLiteral(re *syntax.Regexp, raw bool) litInfo {
 			part := re.Rune[i:j]
 			if isBlank(part[0]) {
 				split = true
-				set := []string{symSP, symNL}
+				set := []string{ahocorasick.SymSpace, ahocorasick.SymBreak}
 				for _, r := range part {
 					if isBreak(r) {
-						set = []string{symNL}
+						set = []string{ahocorasick.SymBreak}
 					}
 				}
 				acc = concat(acc, exactInfo(set))

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"edge/waf/internal/ahocorasick"
 )
 
 // RuleSet is a compiled, immutable set of rules.
@@ -22,8 +24,8 @@ type RuleSet struct {
 	byZone [numZones][]int
 	// ac is the prefilter: every literal of every required set (key) of
 	// every literal, equals or regex rule; a scan sets the key bits found.
-	ac       *acMatcher // compact scan (blanks skipped)
-	acRaw    *acMatcher // raw scan, for keys made of blanks
+	ac       *automaton // compact scan (blanks skipped)
+	acRaw    *automaton // raw scan, for keys made of blanks
 	keyWords int        // uint64 words in a key bitset
 	keyRule  []int32    // rule of each key
 	trigKeys []uint64
@@ -43,7 +45,7 @@ type RuleSet struct {
 	// the slot's rules (shared between slots with the same rules; ac itself
 	// when the slot has more than a quarter of them): fewer states to miss
 	// cache on and no outputs for rules that cannot run there.
-	slotAC [numSlots]*acMatcher
+	slotAC [numSlots]*automaton
 	// slotAll are, per slot, the rules that accept every value of the slot
 	// whatever its name (Rule.accepts need not be asked).
 	slotAll [numSlots][]uint64
@@ -85,7 +87,7 @@ type chain struct {
 	adds   uint32     // classes fn's output may have that its input lacks
 	fold   uint32     // trigger classes that only make fn fold case
 	empty  uint32     // classes without which fn's output is empty
-	ac     *acMatcher // scans the chain's new forms (nil: the shared one)
+	ac     *automaton // scans the chain's new forms (nil: the shared one)
 	path   uint32     // trig of every transform of the chain
 	name   string
 	names  []string // full chain, for explain
@@ -215,8 +217,8 @@ func (rs *RuleSet) intern(parent int, name string) int {
 // admitted for a form when all keys of one of its alternatives are found,
 // and the first key of each alternative (its most selective) is a trigger
 // that makes the rule a candidate.
-func (rs *RuleSet) buildPrefilters() ([]acPattern, error) {
-	var compactPs, rawPs []acPattern
+func (rs *RuleSet) buildPrefilters() ([]ahocorasick.Pattern, error) {
+	var compactPs, rawPs []ahocorasick.Pattern
 	rs.keyRule = rs.keyRule[:0]
 	for _, r := range rs.rules {
 		r.alts, r.pf = r.alts[:0], false
@@ -243,7 +245,7 @@ func (rs *RuleSet) buildPrefilters() ([]acPattern, error) {
 				eq = append(eq, []byte(e))
 			}
 			sort.Slice(eq, func(i, j int) bool { return string(eq[i]) < string(eq[j]) })
-			alts = literalKeys(eq, markBOT, markEOT) // the whole value
+			alts = literalKeys(eq, ahocorasick.MarkStart, ahocorasick.MarkEnd) // the whole value
 		case r.re != nil:
 			alts = requiredSets(r.re.String())
 		}
@@ -262,9 +264,9 @@ func (rs *RuleSet) buildPrefilters() ([]acPattern, error) {
 					// bounded length keeps the automaton small.
 					l = l[:min(len(l), maxKeyLen)]
 					if raw {
-						rawPs = append(rawPs, acPattern{lit: l, rule: int(k)})
+						rawPs = append(rawPs, ahocorasick.Pattern{Lit: l, Key: int(k)})
 					} else {
-						compactPs = append(compactPs, acPattern{lit: l, rule: int(k)})
+						compactPs = append(compactPs, ahocorasick.Pattern{Lit: l, Key: int(k)})
 					}
 				}
 			}
@@ -297,12 +299,12 @@ func (rs *RuleSet) buildPrefilters() ([]acPattern, error) {
 	rs.ac, rs.acRaw = nil, nil
 	var err error
 	if len(compactPs) > 0 {
-		if rs.ac, err = buildAC(compactPs); err != nil {
+		if rs.ac, err = newAutomaton(compactPs); err != nil {
 			return nil, err
 		}
 	}
 	if len(rawPs) > 0 {
-		if rs.acRaw, err = buildAC(rawPs); err != nil {
+		if rs.acRaw, err = newAutomaton(rawPs); err != nil {
 			return nil, err
 		}
 	}
@@ -312,13 +314,13 @@ func (rs *RuleSet) buildPrefilters() ([]acPattern, error) {
 // markEmptyTriggers sets emptyTrig on every automaton of rs.
 func (rs *RuleSet) markEmptyTriggers() {
 	bits := make([]uint64, rs.keyWords)
-	mark := func(m *acMatcher) {
+	mark := func(m *automaton) {
 		if m == nil {
 			return
 		}
 		clear(bits)
 		var dirty uint64
-		m.scan(nil, bits, &dirty, true)
+		m.Scan(nil, bits, &dirty, true)
 		m.emptyTrig = false
 		for i, x := range bits {
 			if x&rs.trigKeys[i] != 0 {
@@ -348,9 +350,9 @@ func rarity(set []string) int {
 		n := 0
 		for i := 0; i < len(l); i++ {
 			c := lower(l[i])
-			if c == symNL[0] {
+			if c == ahocorasick.SymBreak[0] {
 				n += 3 // a line break: rarer in a value than a space, commoner than punctuation
-			} else if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || blankByte[c] || c == markBOT[0] || c == markEOT[0] {
+			} else if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || ahocorasick.IsBlank(c) || c == ahocorasick.MarkStart[0] || c == ahocorasick.MarkEnd[0] {
 				n++
 			} else {
 				n += 5
@@ -365,10 +367,10 @@ func rarity(set []string) int {
 
 // keysOf returns the patterns of ps whose key belongs to a rule marked in
 // rules (indexed by rule).
-func (rs *RuleSet) keysOf(ps []acPattern, rules []bool) []acPattern {
-	var out []acPattern
+func (rs *RuleSet) keysOf(ps []ahocorasick.Pattern, rules []bool) []ahocorasick.Pattern {
+	var out []ahocorasick.Pattern
 	for _, p := range ps {
-		if rules[rs.keyRule[p.rule]] {
+		if rules[rs.keyRule[p.Key]] {
 			out = append(out, p)
 		}
 	}
@@ -383,8 +385,8 @@ func (rs *RuleSet) keysOf(ps []acPattern, rules []bool) []acPattern {
 // case), and by other chains applying T to the same bytes. So the text
 // remove_ws or cmdline makes of a value is scanned for a few hundred keys,
 // not for all of them.
-func (rs *RuleSet) buildTransformACs(compactPs []acPattern) error {
-	byName := map[string]*acMatcher{}
+func (rs *RuleSet) buildTransformACs(compactPs []ahocorasick.Pattern) error {
+	byName := map[string]*automaton{}
 	for c := 1; c < len(rs.chains); c++ {
 		t := rs.chains[c].name
 		if rs.chains[c].lower {
@@ -409,7 +411,7 @@ func (rs *RuleSet) buildTransformACs(compactPs []acPattern) error {
 			if 4*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
 				if ps := rs.keysOf(compactPs, uses); len(ps) > 0 {
 					var err error
-					if ac, err = buildAC(ps); err != nil {
+					if ac, err = newAutomaton(ps); err != nil {
 						return err
 					}
 				}
@@ -444,8 +446,8 @@ func literalKeys(lits [][]byte, pre, post string) []keySets {
 }
 
 // buildSlots fills slotRules, slotAlways, scanChains and slotAC.
-func (rs *RuleSet) buildSlots(compactPs []acPattern) error {
-	shared := map[string]*acMatcher{}
+func (rs *RuleSet) buildSlots(compactPs []ahocorasick.Pattern) error {
+	shared := map[string]*automaton{}
 	for sl := slot(1); sl < numSlots; sl++ {
 		used := make([]bool, len(rs.chains))
 		for p := 0; p <= maxParanoia; p++ {
@@ -509,7 +511,7 @@ func (rs *RuleSet) buildSlots(compactPs []acPattern) error {
 		case len(ps) > 0:
 			sig := string(bitsetBytes(rs.slotRules[maxParanoia][sl]))
 			if shared[sig] == nil {
-				ac, err := buildAC(ps)
+				ac, err := newAutomaton(ps)
 				if err != nil {
 					return err
 				}

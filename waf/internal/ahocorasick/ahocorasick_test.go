@@ -1,65 +1,60 @@
-package waf
+package ahocorasick
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
 )
-
-// BenchmarkScan measures the prefilter's compact scan alone, over the main
-// automaton, on a browser User-Agent and on an ordinary form value.
-func BenchmarkScan(b *testing.B) {
-	rs := loadRules(b)
-	for _, tc := range []struct{ name, data string }{
-		{"UserAgent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"},
-		{"FormValue", "Some ordinary text value number 7"},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			data := []byte(tc.data)
-			bits := make([]uint64, rs.keyWords)
-			var dirty uint64
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			for b.Loop() {
-				rs.ac.scan(data, bits, &dirty, true)
-			}
-		})
-	}
-}
 
 // naiveKeys returns the keys (pattern indices) whose literal occurs in text
 // bracketed by the value marks: in its compact form when compact. Case
 // folds, and every byte ≥ 0x80 stands for any other, as the scan's classes
 // make them.
 func naiveKeys(pats []string, text string, compacted bool) []uint64 {
-	t := markBOT + text + markEOT
+	t := MarkStart + text + MarkEnd
 	if compacted {
-		t = compact(t)
+		t = Compact(t)
 	}
 	bits := make([]uint64, (len(pats)+63)/64)
 	for k, p := range pats {
-		if indexFold(high(t), lowerInto(make([]byte, 0, len(p)), high(p))) >= 0 {
+		if strings.Contains(fold(t), fold(p)) {
 			bits[k>>6] |= 1 << (k & 63)
 		}
 	}
 	return bits
 }
 
+// fold maps A–Z to a–z and every byte ≥ 0x80 to 0x80, as the scan's byte
+// classes do.
+func fold(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 0x80:
+			b[i] = 0x80
+		case 'A' <= c && c <= 'Z':
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
 // checkScan compares both scans of text with naiveKeys, and the dirty words
 // with the words set.
 func checkScan(t testing.TB, pats []string, text string) {
-	ps := make([]acPattern, len(pats))
+	ps := make([]Pattern, len(pats))
 	for k, p := range pats {
-		ps[k] = acPattern{lit: p, rule: k}
+		ps[k] = Pattern{Lit: p, Key: k}
 	}
-	m, err := buildAC(ps)
+	m, err := Build(ps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, compacted := range []bool{true, false} {
 		bits := make([]uint64, (len(pats)+63)/64)
 		var dirty uint64
-		m.scan([]byte(text), bits, &dirty, compacted)
+		m.Scan([]byte(text), bits, &dirty, compacted)
 		want := naiveKeys(pats, text, compacted)
 		for w := range want {
 			if bits[w] != want[w] {
@@ -117,28 +112,49 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-// TestAutomatonBounded: literals that would make an automaton of more than
-// maxACStates states are refused with an error before its table exists (a
-// rule file full of literals cannot make the automata take gigabytes), and
-// the catalogue's largest automaton is far below the bound.
-func TestAutomatonBounded(t *testing.T) {
+// TestTooManyStates: patterns that would make an automaton of more than
+// MaxStates states are refused with ErrTooManyStates before its table
+// exists (a rule file full of literals cannot make the automata take
+// gigabytes).
+func TestTooManyStates(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 6))
-	big := make([]acPattern, maxACStates/4) // ~5 new states each past depth 3
+	big := make([]Pattern, MaxStates/4) // ~5 new states each past depth 3
 	for i := range big {
 		var b [8]byte
 		for j := range b {
 			b[j] = byte('a' + rnd.IntN(26))
 		}
-		big[i] = acPattern{lit: string(b[:]), rule: i % 64}
+		big[i] = Pattern{Lit: string(b[:]), Key: i % 64}
 	}
-	if _, err := buildAC(big); err == nil || !strings.Contains(err.Error(), "more than") {
-		t.Fatalf("buildAC of %d 8-byte literals: %v, want an error", len(big), err)
+	if _, err := Build(big); !errors.Is(err, ErrTooManyStates) {
+		t.Fatalf("Build of %d 8-byte literals: %v, want ErrTooManyStates", len(big), err)
 	}
-	if _, err := buildAC(big[:len(big)/16]); err != nil {
+	if _, err := Build(big[:len(big)/16]); err != nil {
 		t.Fatalf("a sixteenth of them: %v", err)
 	}
-	rs := loadRules(t)
-	if n := rs.ac.states(); n*10 > maxACStates {
-		t.Errorf("the catalogue's automaton has %d states, more than a tenth of the bound %d", n, maxACStates)
+}
+
+// TestRawScan: the raw (not compact) scan finds each key where its bytes
+// occur, blanks byte for byte, with the text's ends as marks.
+func TestRawScan(t *testing.T) {
+	m, err := Build([]Pattern{{Lit: "  ", Key: 0}, {Lit: "\t", Key: 1}, {Lit: "ab", Key: 2}, {Lit: MarkStart + " ", Key: 3}, {Lit: "\n" + MarkEnd, Key: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in   string
+		want uint64
+	}{
+		{"x  AB\t", 1<<0 | 1<<1 | 1<<2},
+		{"a b", 0},
+		{" a\n", 1<<3 | 1<<4},
+		{"", 0},
+	} {
+		bits := make([]uint64, 1)
+		var dirty uint64
+		m.Scan([]byte(tc.in), bits, &dirty, false)
+		if bits[0] != tc.want {
+			t.Errorf("raw scan of %q: keys %b, want %b", tc.in, bits[0], tc.want)
+		}
 	}
 }
