@@ -3,45 +3,12 @@ package waf
 import (
 	"math/rand/v2"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
 	"edge/waf/internal/ahocorasick"
+	"edge/waf/internal/rxlit"
 )
-
-func TestRequiredLiterals(t *testing.T) {
-	tests := []struct {
-		re   string
-		want string // joined with |, in any order
-	}{
-		{`union\s+select`, "union select|union\nselect"}, // a run of blanks is one symbol
-		{`^\s*in\s*\(`, "\x02in(|\x02in (|\x02in\n(|\x02 in(|\x02 in (|\x02 in\n(|\x02\nin(|\x02\nin (|\x02\nin\n("},
-		{`[;\n]\s*id`, ";id|; id|;\nid|\nid"},
-		// U+FFFD is three bytes ≥ 0x80 or one invalid byte: only one is
-		// certain on either side of the dot.
-		{`\x{FFFD}\.\x{FFFD}\.`, "\x80.\x80"},
-		{`abc$`, "abc\x03"},
-		{`(?i)xp_cmdshell`, "xp_cmd"},
-		{`foo|bar`, "foo|bar"},
-		{`a+`, "a"},
-		{`.*`, ""},
-		{`x?`, ""},
-		{`(?:ab|cd)ef`, "abef|cdef"},
-		{`[ab]c`, "ac|bc"},
-		{`\bsleep\s*\(`, "sleep (|sleep\n(|sleep("},
-		{`a|.*`, ""},
-	}
-	for _, tc := range tests {
-		lits := requiredLiterals(tc.re)
-		sort.Strings(lits)
-		want := strings.Split(tc.want, "|")
-		sort.Strings(want)
-		if got := strings.Join(lits, "|"); got != strings.Join(want, "|") {
-			t.Errorf("requiredLiterals(%q): got %q, want %q", tc.re, got, tc.want)
-		}
-	}
-}
 
 // TestPrefilterSoundOnExamples: every rule's own match examples contain a
 // literal of every required set derived from its regex.
@@ -51,7 +18,7 @@ func TestPrefilterSoundOnExamples(t *testing.T) {
 		if r.re == nil || !r.pf {
 			continue
 		}
-		alts := requiredSets(r.re.String())
+		alts := rxlit.RequiredSets(r.re.String())
 		for _, ex := range r.Match {
 			for _, c := range r.chains {
 				st := rs.getState()
@@ -85,11 +52,11 @@ func high(s string) []byte {
 
 // admitText reports whether text holds a literal of every set of some
 // alternative (the prefilter's decision, computed naively).
-func admitText(alts []keySets, text string) bool {
+func admitText(alts []rxlit.KeySets, text string) bool {
 next:
 	for _, a := range alts {
 		raw := ahocorasick.MarkStart + text + ahocorasick.MarkEnd
-		for i, sets := range [][][]string{a.sets, a.raw} {
+		for i, sets := range [][][]string{a.Sets, a.Raw} {
 			t := raw
 			if i == 0 {
 				t = ahocorasick.Compact(raw)

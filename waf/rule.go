@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"regexp"
-	"regexp/syntax"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"edge/waf/internal/rxlit"
 )
 
 // Rule is a compiled rule: its spec, the file and line it was written at,
@@ -25,12 +25,12 @@ type Rule struct {
 	chain   int   // final transform chain
 	chains  []int // chains tried in order (multi_match: every prefix)
 	re      *regexp.Regexp
-	start   byteSet        // bytes every match of re starts with (when skip)
-	outside byteSet        // bytes no match of re can hold (when whole)
+	start   rxlit.ByteSet  // bytes every match of re starts with (when skip)
+	outside rxlit.ByteSet  // bytes no match of re can hold (when whole)
 	whole   bool           // re is anchored at both ends: a match is the whole value
 	skip    bool           // the search may start at the first byte in start
 	anch    *regexp.Regexp // ^(?:re), tried at each start byte (rare start bytes)
-	alt     *litAlt        // re as a set of literals (leftmost-first), when it is one
+	alt     *rxlit.Alt     // re as a set of literals (leftmost-first), when it is one
 	lits    [][]byte
 	equals  map[string]struct{}
 	det     detectorFunc
@@ -112,16 +112,16 @@ func compileRule(spec *RuleSpec) (*Rule, error) {
 			return nil, errors.New("regex: " + err.Error())
 		}
 		r.re = re
-		r.start, r.skip = matchStart(r.Regex)
-		r.outside, r.whole = wholeOutside(r.Regex)
-		if r.skip && rareStart(&r.start) {
+		r.start, r.skip = rxlit.MatchStart(r.Regex)
+		r.outside, r.whole = rxlit.WholeOutside(r.Regex)
+		if r.skip && r.start.Rare() {
 			// Every match begins by consuming a byte of start and no
 			// assertion looks behind it, so a match at i is a match of
 			// ^(?:re) on data[i:]: only the few positions holding a start
 			// byte are tried.
 			r.anch = regexp.MustCompile(`^(?:` + r.Regex + `)`)
 		}
-		r.alt = newLitAlt(r.Regex)
+		r.alt = rxlit.NewAlt(r.Regex)
 	}
 	if len(r.Literals) > 0 {
 		n++
@@ -267,15 +267,15 @@ func (r *Rule) matchValue(st *evalState, data []byte) (int, int, bool) {
 }
 
 func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
-	if r.whole && (st == nil || !st.rs.noFilter) && r.outside.index(data) >= 0 {
+	if r.whole && (st == nil || !st.rs.noFilter) && r.outside.Index(data) >= 0 {
 		return 0, 0, false // a byte no match of the whole value can hold
 	}
 	switch {
 	case r.alt != nil && (st == nil || !st.rs.noFilter):
-		return r.alt.find(data)
+		return r.alt.Find(data)
 	case r.anch != nil && (st == nil || !st.rs.noFilter):
 		for off := 0; off < len(data); off++ {
-			i := r.start.index(data[off:])
+			i := r.start.Index(data[off:])
 			if i < 0 {
 				break
 			}
@@ -289,7 +289,7 @@ func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
 		off := 0
 		if r.skip && (st == nil || !st.rs.noFilter) {
 			// No match starts before the first byte that can start one.
-			if off = r.start.index(data); off < 0 {
+			if off = r.start.Index(data); off < 0 {
 				return 0, 0, false
 			}
 		}
@@ -323,131 +323,6 @@ func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
 	case r.LongerThan > 0:
 		if len(data) > r.LongerThan {
 			return r.LongerThan, len(data), true
-		}
-	}
-	return 0, 0, false
-}
-
-// litAlt matches a regular expression that is a finite set of ASCII
-// literals of at least litAltMin bytes (`(?:Byb2Nlc3NCdWlsZGVy|…)`)
-// exactly as the regexp package does, without its NFA: the leftmost
-// position where some literal occurs, and there the first literal in the
-// expression's order (leftmost-first). Positions are sieved by a hash of
-// their first litAltMin bytes.
-type litAlt struct {
-	lits  []string         // in the expression's order
-	heads map[uint32][]int // first litAltMin bytes → indices of lits, in order
-	sieve [1 << litAltHashBits / 64]uint64
-}
-
-const (
-	litAltMin      = 3
-	litAltMax      = 1024 // literals
-	litAltHashBits = 12
-)
-
-func litAltKey(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 }
-
-func litAltHash(k uint32) uint32 { return (k * 0x9e3779b1) >> (32 - litAltHashBits) }
-
-// newLitAlt returns the literal matcher of expr, or nil when expr is not a
-// finite set of case-sensitive ASCII literals of at least litAltMin bytes.
-func newLitAlt(expr string) *litAlt {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	lits, ok := literalStrings(re)
-	if !ok || len(lits) < 2 {
-		return nil
-	}
-	a := &litAlt{lits: lits, heads: map[uint32][]int{}}
-	for i, l := range lits {
-		if len(l) < litAltMin {
-			return nil
-		}
-		k := litAltKey([]byte(l))
-		a.heads[k] = append(a.heads[k], i)
-		h := litAltHash(k)
-		a.sieve[h>>6] |= 1 << (h & 63)
-	}
-	return a
-}
-
-// literalStrings returns every string re matches, in leftmost-first
-// order (for x(a|b): xa before xb), when re is built of case-sensitive
-// ASCII literals, small ASCII classes, concatenation and alternation only.
-func literalStrings(re *syntax.Regexp) ([]string, bool) {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
-			return nil, false
-		}
-		b := make([]byte, 0, len(re.Rune))
-		for _, r := range re.Rune {
-			if r >= utf8.RuneSelf {
-				return nil, false
-			}
-			b = append(b, byte(r))
-		}
-		return []string{string(b)}, true
-	case syntax.OpCharClass:
-		// Members are exclusive at one position: their order is moot.
-		var out []string
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				if r >= utf8.RuneSelf || len(out) == 8 {
-					return nil, false
-				}
-				out = append(out, string(rune(r)))
-			}
-		}
-		return out, len(out) > 0
-	case syntax.OpEmptyMatch:
-		return []string{""}, true
-	case syntax.OpCapture:
-		return literalStrings(re.Sub[0])
-	case syntax.OpConcat:
-		out := []string{""}
-		for _, sub := range re.Sub {
-			s, ok := literalStrings(sub)
-			if !ok || len(out)*len(s) > litAltMax {
-				return nil, false
-			}
-			next := make([]string, 0, len(out)*len(s))
-			for _, a := range out {
-				for _, b := range s {
-					next = append(next, a+b)
-				}
-			}
-			out = next
-		}
-		return out, true
-	case syntax.OpAlternate:
-		var out []string
-		for _, sub := range re.Sub {
-			s, ok := literalStrings(sub)
-			if !ok || len(out)+len(s) > litAltMax {
-				return nil, false
-			}
-			out = append(out, s...)
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// find returns the span of the leftmost-first match in data.
-func (a *litAlt) find(data []byte) (int, int, bool) {
-	for i := 0; i+litAltMin <= len(data); i++ {
-		k := litAltKey(data[i:])
-		if h := litAltHash(k); a.sieve[h>>6]&(1<<(h&63)) == 0 {
-			continue
-		}
-		for _, j := range a.heads[k] {
-			if l := a.lits[j]; len(l) <= len(data)-i && string(data[i:i+len(l)]) == l {
-				return i, i + len(l), true
-			}
 		}
 	}
 	return 0, 0, false

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"edge/waf/internal/ahocorasick"
+	"edge/waf/internal/rxlit"
 )
 
 // RuleSet is a compiled, immutable set of rules.
@@ -235,19 +235,19 @@ func (rs *RuleSet) buildPrefilters() ([]ahocorasick.Pattern, error) {
 		if r.Negate {
 			continue
 		}
-		var alts []keySets
+		var alts []rxlit.KeySets
 		switch {
 		case r.lits != nil:
-			alts = literalKeys(r.lits, "", "")
+			alts = rxlit.LiteralSets(r.lits, "", "")
 		case r.equals != nil:
 			eq := make([][]byte, 0, len(r.equals))
 			for e := range r.equals {
 				eq = append(eq, []byte(e))
 			}
 			sort.Slice(eq, func(i, j int) bool { return string(eq[i]) < string(eq[j]) })
-			alts = literalKeys(eq, ahocorasick.MarkStart, ahocorasick.MarkEnd) // the whole value
+			alts = rxlit.LiteralSets(eq, ahocorasick.MarkStart, ahocorasick.MarkEnd) // the whole value
 		case r.re != nil:
-			alts = requiredSets(r.re.String())
+			alts = rxlit.RequiredSets(r.re.String())
 		}
 		if len(alts) == 0 {
 			continue
@@ -270,16 +270,16 @@ func (rs *RuleSet) buildPrefilters() ([]ahocorasick.Pattern, error) {
 					}
 				}
 			}
-			for _, set := range a.sets {
+			for _, set := range a.Sets {
 				add(set, false)
 			}
-			for _, set := range a.raw {
+			for _, set := range a.Raw {
 				add(set, true)
 			}
 			// The trigger (first key) is the set least likely to occur in
 			// ordinary text (rarity).
 			best, bestScore := 0, -1
-			for i, set := range append(append([][]string(nil), a.sets...), a.raw...) {
+			for i, set := range append(append([][]string(nil), a.Sets...), a.Raw...) {
 				if sc := rarity(set); sc > bestScore {
 					best, bestScore = i, sc
 				}
@@ -421,28 +421,6 @@ func (rs *RuleSet) buildTransformACs(compactPs []ahocorasick.Pattern) error {
 		rs.chains[c].ac = ac
 	}
 	return nil
-}
-
-// literalKeys is the one-key prefilter of a literal or equals matcher
-// (each literal between pre and post): compact unless some literal is all
-// blanks; nil when some literal is empty.
-func literalKeys(lits [][]byte, pre, post string) []keySets {
-	var set []string
-	for _, l := range lits {
-		if len(l) == 0 {
-			return nil
-		}
-		// A literal's blank runs are scan symbols, and one at either end
-		// may be part of a longer run: analyse it as a regex literal.
-		in := analyse(&syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune(string(l))}, false)
-		if in.exact == nil || len(set)+len(in.exact) > maxJunction {
-			return nil
-		}
-		for _, e := range in.exact {
-			set = append(set, pre+e+post)
-		}
-	}
-	return []keySets{{sets: [][]string{set}}}
 }
 
 // buildSlots fills slotRules, slotAlways, scanChains and slotAC.

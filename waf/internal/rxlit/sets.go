@@ -1,4 +1,4 @@
-package waf
+package rxlit
 
 import (
 	"sort"
@@ -9,7 +9,7 @@ import (
 	"edge/waf/internal/ahocorasick"
 )
 
-// Operations on literal sets for the prefilter analysis (literals.go):
+// Operations on literal sets for the required-literal analysis (required.go):
 // scoring and pruning, implication, products and junctions, cutting to
 // size. A set stands for "one of these strings occurs"; nil means unknown.
 
@@ -247,7 +247,7 @@ func product(as, bs []string, max int) ([]string, bool) {
 }
 
 // join concatenates a and b, merging a blank symbol ending a with one
-// starting b (they are one run: ahocorasick.SymBreak if either is).
+// starting b (they are one run: SymBreak if either is).
 func join(a, b string) string {
 	if len(a) > 0 && len(b) > 0 && isSym(a[len(a)-1]) && isSym(b[0]) {
 		if b[0] == ahocorasick.SymBreak[0] {
@@ -325,4 +325,12 @@ func cut(set []string, k int, tail bool) []string {
 		}
 	}
 	return out
+}
+
+// lower returns c with A–Z mapped to a–z.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 32
+	}
+	return c
 }
