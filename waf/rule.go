@@ -3,6 +3,7 @@ package waf
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -109,7 +110,7 @@ func compileRule(spec *RuleSpec) (*Rule, error) {
 		n++
 		re, err := regexp.Compile(r.Regex)
 		if err != nil {
-			return nil, errors.New("regex: " + err.Error())
+			return nil, fmt.Errorf("regex: %w", err)
 		}
 		r.re = re
 		r.start, r.skip = rxlit.MatchStart(r.Regex)

@@ -8,9 +8,9 @@ package waf
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -75,7 +75,7 @@ func Parse(name string, data []byte) ([]*Rule, error) {
 		if errors.As(err, &pe) {
 			return nil, errors.New("waf: " + name + ":" + strconv.Itoa(pe.Position.Line) + ": " + pe.Message)
 		}
-		return nil, errors.New("waf: " + name + ": " + err.Error())
+		return nil, fmt.Errorf("waf: %s: %w", name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
@@ -83,7 +83,7 @@ func Parse(name string, data []byte) ([]*Rule, error) {
 		return nil, errors.New("waf: " + name + ":" + strconv.Itoa(lineOfKey(data, last)) + ": unknown key " + strconv.Quote(k.String()))
 	}
 	lines := ruleLines(data)
-	var errs []string
+	var errs []error
 	out := make([]*Rule, 0, len(f.Rule))
 	for i := range f.Rule {
 		line := 0
@@ -92,14 +92,14 @@ func Parse(name string, data []byte) ([]*Rule, error) {
 		}
 		r, err := compileRule(&f.Rule[i])
 		if err != nil {
-			errs = append(errs, name+":"+strconv.Itoa(line)+": rule "+f.Rule[i].ID+": "+err.Error())
+			errs = append(errs, fmt.Errorf("waf: %s:%d: rule %s: %w", name, line, f.Rule[i].ID, err))
 			continue
 		}
 		r.File, r.Line = name, line
 		out = append(out, r)
 	}
 	if len(errs) > 0 {
-		return nil, errors.New("waf: " + strings.Join(errs, "; "))
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package waf
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,29 +107,29 @@ type chainHot struct {
 func Load(dir string) (*RuleSet, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.toml"))
 	if err != nil {
-		return nil, errors.New("waf: " + err.Error())
+		return nil, fmt.Errorf("waf: %w", err)
 	}
 	if len(files) == 0 {
 		return nil, errors.New("waf: no *.toml rule files in " + dir)
 	}
 	sort.Strings(files)
 	var all []*Rule
-	var errs []string
+	var errs []error
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, fmt.Errorf("waf: %w", err))
 			continue
 		}
 		rs, err := Parse(f, data)
 		if err != nil {
-			errs = append(errs, strings.TrimPrefix(err.Error(), "waf: "))
+			errs = append(errs, err)
 			continue
 		}
 		all = append(all, rs...)
 	}
 	if len(errs) > 0 {
-		return nil, errors.New("waf: " + strings.Join(errs, "; "))
+		return nil, errors.Join(errs...)
 	}
 	return NewRuleSet(all)
 }
