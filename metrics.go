@@ -8,8 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"edge/waf"
 )
 
 // metrics are the Prometheus series the edge exports on the admin listener. Labels are bounded: route
@@ -26,6 +24,9 @@ type metrics struct {
 	fpClasses  *prometheus.CounterVec   // class
 	wafMatches *prometheus.CounterVec   // rule, action
 	rateLimit  *prometheus.CounterVec   // policy, decision
+	// wafMemoHits adds up waf.Verdict.MemoHits: the waf keeps no counters, so each server
+	// counts its own evaluations, across reloads.
+	wafMemoHits prometheus.Counter
 
 	// counters caches the request counter per label set so the hot path does no label hashing.
 	counters sync.Map // reqKey → prometheus.Counter
@@ -57,10 +58,9 @@ func newMetrics() *metrics {
 		Help: "WAF rule matches by rule id and the request's action."}, []string{"rule", "action"})
 	m.rateLimit = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_ratelimit_decisions_total",
 		Help: "Request rate-limit decisions by policy and decision."}, []string{"policy", "decision"})
-	memoHits := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edge_waf_memo_hits_total",
-		Help: "Header values the WAF's header memo let evaluation skip (waf.memo_entries)."},
-		func() float64 { return float64(waf.ReadStats().MemoHits) })
-	m.reg.MustRegister(m.requests, m.duration, m.upstream, m.denies, m.reloads, m.fpClasses, m.wafMatches, m.rateLimit, memoHits,
+	m.wafMemoHits = prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_waf_memo_hits_total",
+		Help: "Header values the WAF's header memo let evaluation skip (waf.memo_entries)."})
+	m.reg.MustRegister(m.requests, m.duration, m.upstream, m.denies, m.reloads, m.fpClasses, m.wafMatches, m.rateLimit, m.wafMemoHits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -3,7 +3,6 @@ package waf
 import (
 	"bytes"
 	mbits "math/bits"
-	"sync/atomic"
 	"unsafe"
 
 	"edge/waf/internal/sqli"
@@ -55,6 +54,7 @@ type evalState struct {
 	mkey         []byte // header memo key scratch
 	anyHit       bool   // some rule matched in this request (hit is not empty)
 	excludedHits int    // matches an exclusion suppressed in this request
+	memoHits     int    // values the header memo let this request skip (Verdict.MemoHits)
 
 	cand    []uint64     // rules to visit for the current value
 	hit     []uint64     // rules that matched in this request
@@ -111,7 +111,7 @@ func (rs *RuleSet) putState(st *evalState) {
 	st.matches = st.matches[:0]
 	clear(st.hit)
 	st.score, st.force, st.valuesTruncated, st.bodyTruncated = 0, false, false, false
-	st.anyHit, st.excludedHits = false, 0
+	st.anyHit, st.excludedHits, st.memoHits = false, 0, 0
 	if cap(st.vbuf) > 1<<20 {
 		st.vbuf = nil
 	}
@@ -121,33 +121,12 @@ func (rs *RuleSet) putState(st *evalState) {
 	rs.pool.Put(st)
 }
 
-// Stats is a snapshot of the process-wide evaluation counters (they survive
-// rule reloads; the root exports them as metrics).
-type Stats struct {
-	Evaluated, Allowed, Detected, Blocked uint64
-	// MemoHits counts header values the header memo let evaluation skip.
-	MemoHits uint64
-}
-
-var (
-	statEvaluated atomic.Uint64
-	statDetected  atomic.Uint64
-	statBlocked   atomic.Uint64
-)
-
-// ReadStats returns the process-wide evaluation counters.
-func ReadStats() Stats {
-	e, d, b := statEvaluated.Load(), statDetected.Load(), statBlocked.Load()
-	return Stats{Evaluated: e, Detected: d, Blocked: b, Allowed: e - d - b, MemoHits: statMemoHits.Load()}
-}
-
 // Evaluate inspects req under policy p and returns the verdict. It is the one
 // evaluation function for every transport and for `edge waf eval`.
 func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 	if p == nil || p.Mode == ModeOff {
 		return Verdict{Action: ActionAllow}
 	}
-	statEvaluated.Add(1)
 	st := rs.getState()
 	st.req, st.pol = req, p
 	st.extract()
@@ -160,17 +139,15 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 			st.inspect(&st.values[i])
 		}
 	}
-	v := Verdict{Score: st.score, BodyTruncated: st.bodyTruncated}
+	v := Verdict{Score: st.score, BodyTruncated: st.bodyTruncated, MemoHits: st.memoHits}
 	if len(st.matches) > 0 {
 		v.Matches = append([]Match(nil), st.matches...)
 	}
 	if st.score >= p.Threshold || st.force {
 		if p.Mode == ModeBlock {
 			v.Action = ActionBlock
-			statBlocked.Add(1)
 		} else {
 			v.Action = ActionDetect
-			statDetected.Add(1)
 		}
 	}
 	rs.putState(st)

@@ -44,6 +44,10 @@ type Verdict struct {
 	Matches []Match
 	// BodyTruncated reports that the body was inspected only up to a limit.
 	BodyTruncated bool
+	// MemoHits is the number of values the policy's header memo let this
+	// evaluation skip. The package keeps no counters of its own: the root
+	// adds it up per server (edge_waf_memo_hits_total).
+	MemoHits int
 }
 
 // RuleIDs appends the matched rule ids to dst.
