@@ -94,7 +94,10 @@ func TestScanMatchesNaive(t *testing.T) {
 }
 
 // FuzzScan: as TestScanMatchesNaive, on fuzzed literals ("|" separated, at
-// most 200) and text.
+// most 200) and text: Build makes (and verifies) a table from the fuzzed
+// key set, and every scan of the fuzzed text, compact and raw, must find
+// exactly the keys a naive search finds — the property the unchecked scan
+// step relies on.
 func FuzzScan(f *testing.F) {
 	f.Add("union|sel ect|\x02/|\n(|ab\x80", "x UNION  sel\tect /\r\n(\xc3\xa9")
 	f.Add("a|  |\t", " a\t\t")
@@ -155,6 +158,46 @@ func TestRawScan(t *testing.T) {
 		m.Scan([]byte(tc.in), bits, &dirty, false)
 		if bits[0] != tc.want {
 			t.Errorf("raw scan of %q: keys %b, want %b", tc.in, bits[0], tc.want)
+		}
+	}
+}
+
+// TestVerify: Build refuses an empty pattern, and verify — which Build runs
+// on every Matcher, and on which the unchecked scan step relies — finds a
+// table entry that is not a row, a byte whose class is not a column, and
+// key lists out of place.
+func TestVerify(t *testing.T) {
+	if _, err := Build([]Pattern{{Lit: "ab", Key: 0}, {Lit: "", Key: 1}}); !errors.Is(err, ErrEmptyPattern) {
+		t.Errorf("Build with an empty pattern: %v, want ErrEmptyPattern", err)
+	}
+	build := func() *Matcher {
+		m, err := Build([]Pattern{{Lit: "union", Key: 0}, {Lit: "on s", Key: 1}, {Lit: MarkStart + "x", Key: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	size := uint32(4 * len(build().tab)) // entries are byte offsets of rows
+	for _, tc := range []struct {
+		name  string
+		spoil func(m *Matcher)
+	}{
+		{"entry inside a row", func(m *Matcher) { m.tab[5] = 1 }},
+		{"entry past the table", func(m *Matcher) { m.tab[len(m.tab)-1] = size }},
+		{"class past the columns", func(m *Matcher) { m.classes['u'] = uint8(m.nclass) }},
+		{"compact class past the columns", func(m *Matcher) { m.cclasses['n'] = uint8(m.nclass) }},
+		{"blank-run class past the columns", func(m *Matcher) { m.spClass = uint32(m.nclass) }},
+		{"table not whole rows", func(m *Matcher) { m.tab = m.tab[:len(m.tab)-1] }},
+		{"key list past the keys", func(m *Matcher) { m.ostart[len(m.ostart)-1]++ }},
+		{"emitting states moved", func(m *Matcher) { m.emitFrom += 4 * uint32(m.nclass) }},
+	} {
+		m := build()
+		if err := m.verify(); err != nil {
+			t.Fatalf("verify of a good matcher: %v", err)
+		}
+		tc.spoil(m)
+		if err := m.verify(); err == nil {
+			t.Errorf("%s: verify found nothing", tc.name)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package ahocorasick
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 )
@@ -28,7 +29,7 @@ type Matcher struct {
 	// tab (state*nclass*4). A scan step is then one load at the previous
 	// load's result plus four times the class (computed off that chain):
 	// the chain of dependent loads each byte waits on holds no shift, add
-	// or multiplication.
+	// or multiplication. Build checks that every entry is a row (verify).
 	tab []uint32
 	// States are numbered so that those with outputs come last: a row
 	// offset at or above emitFrom has keys to emit.
@@ -73,9 +74,19 @@ const MaxStates = 1 << 19
 // more than MaxStates states.
 var ErrTooManyStates = errors.New("ahocorasick: more than " + strconv.Itoa(MaxStates) + " states")
 
-// Build compiles the patterns into a Matcher. No pattern may be empty.
+// ErrEmptyPattern is Build's error for a pattern with no bytes: it would be
+// found in every text, and the scan's state numbering relies on the root
+// finding nothing.
+var ErrEmptyPattern = errors.New("ahocorasick: empty pattern")
+
+// Build compiles the patterns into a Matcher, and verifies it.
 func Build(ps []Pattern) (*Matcher, error) {
 	m := &Matcher{}
+	for _, p := range ps {
+		if p.Lit == "" {
+			return nil, ErrEmptyPattern
+		}
+	}
 	// Byte classes: every ASCII byte used in a literal (and its upper case)
 	// gets its own class; all bytes ≥ 0x80 share one (so a literal's
 	// non-ASCII byte stands for any of them: more hits, never fewer); all
@@ -179,7 +190,7 @@ func Build(ps []Pattern) (*Matcher, error) {
 			numbered = append(numbered, st)
 		}
 	}
-	first := len(numbered) // the root never emits: no key is empty (prune, literalKeys)
+	first := len(numbered) // the root never emits: no pattern is empty
 	numbered = append(numbered, emitting...)
 	b.renumber(numbered, cls)
 	row := uint64(cls) * 4 // n*row < 2^32: n ≤ MaxStates, cls ≤ 130
@@ -191,7 +202,57 @@ func Build(ps []Pattern) (*Matcher, error) {
 		m.tab[i] = uint32(uint64(x) * row)
 	}
 	m.flatten(b)
+	if err := m.verify(); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// verify checks what the unchecked scan step takes for granted (step), so
+// that a fault in Build is an error at load and never a scan that reads
+// outside the table: every class a scan can look up is a column (below
+// nclass), every entry of the table is the byte offset of a row inside it,
+// and the emitting states' key lists are where emit looks for them.
+func (m *Matcher) verify() error {
+	n := uint64(m.nclass)
+	row := 4 * n
+	size := 4 * uint64(len(m.tab)) // the table's bytes
+	if n == 0 || size%row != 0 || size >= 1<<32 {
+		return fmt.Errorf("ahocorasick: a table of %d entries is not whole rows of %d", len(m.tab), n)
+	}
+	for c, k := range m.classes {
+		if uint64(k) >= n {
+			return fmt.Errorf("ahocorasick: byte %#x has class %d of %d", c, k, n)
+		}
+	}
+	for c, k := range m.cclasses {
+		if k < cclsNL && uint64(k) >= n {
+			return fmt.Errorf("ahocorasick: byte %#x has compact class %d of %d", c, k, n)
+		}
+	}
+	if uint64(m.nlClass) >= n || uint64(m.spClass) >= n {
+		return fmt.Errorf("ahocorasick: blank-run classes %d and %d of %d", m.nlClass, m.spClass, n)
+	}
+	for i, x := range m.tab {
+		if uint64(x)%row != 0 || uint64(x) >= size {
+			return fmt.Errorf("ahocorasick: table entry %d is %d, not the offset of a row of a %d-byte table", i, x, size)
+		}
+	}
+	states := int(size / row)
+	if m.first < 1 || int(m.first) > states || uint64(m.emitFrom) != uint64(m.first)*row || len(m.ostart) != states-int(m.first)+1 {
+		return fmt.Errorf("ahocorasick: %d emitting states of %d (first %d) with %d key lists", states-int(m.first), states, m.first, len(m.ostart)-1)
+	}
+	for s := int(m.first); s < states; s++ {
+		if got := int(uint64(s) * row * m.rowDiv >> 32); got != s {
+			return fmt.Errorf("ahocorasick: row %d maps back to state %d, not %d", uint64(s)*row, got, s)
+		}
+	}
+	for i := 1; i < len(m.ostart); i++ {
+		if m.ostart[i] < m.ostart[i-1] || int(m.ostart[i]) > len(m.outs) {
+			return fmt.Errorf("ahocorasick: key list %d ends at %d of %d", i-1, m.ostart[i], len(m.outs))
+		}
+	}
+	return nil
 }
 
 // flatten lists, per state from m.first on, every key found on reaching
