@@ -59,6 +59,7 @@ type evalState struct {
 	force   bool
 }
 
+// getState returns a pooled evalState, or a new one sized for rs.
 func (rs *RuleSet) getState() *evalState {
 	if st, ok := rs.pool.Get().(*evalState); ok {
 		return st
@@ -77,6 +78,8 @@ func (rs *RuleSet) getState() *evalState {
 	}
 }
 
+// putState resets st for the next request and returns it to the pool; a
+// buffer a large request grew past 1 MiB is dropped.
 func (rs *RuleSet) putState(st *evalState) {
 	st.req, st.pol = nil, nil
 	st.values = st.values[:0]
@@ -119,6 +122,7 @@ func (rs *RuleSet) Evaluate(req *Request, p *Policy) Verdict {
 	return v
 }
 
+// paranoiaIndex clamps a paranoia level to the tables' range.
 func paranoiaIndex(p int) int {
 	return min(max(p, 0), maxParanoia)
 }

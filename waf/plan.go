@@ -14,7 +14,7 @@ import "bytes"
 // transform to the same op share it. So a value's transforms are computed
 // once per op, without walking the steps that cannot act, and the scan
 // visits each op's form once: the slot's scan list names the ops whose forms
-// inspect scans — an op that can only fold case (lowercase, or cmdline on a
+// candidates scans — an op that can only fold case (lowercase, or cmdline on a
 // value whose only trigger is an upper-case letter) has its input's form,
 // since the scan folds case. All of it is exact: a step is skipped only when
 // its output is known to be its input. The ops' outputs (output) are
@@ -32,7 +32,7 @@ const maxPlans = 1024
 type valuePlan struct {
 	ops     []planOp
 	chainOp []int16 // per chain: the op whose output is the chain's; -1: the raw value
-	// scan is, per slot, the ops whose forms inspect scans.
+	// scan is, per slot, the ops whose forms candidates scans.
 	scan [numSlots][]int16
 	// reach is the rules a value can reach (a rule bit per rule): a gated
 	// detector needs one of its classes (Rule.need); inspect drops the
@@ -158,7 +158,7 @@ func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
 	return p
 }
 
-// scanList returns the ops whose forms inspect scans for a value of slot
+// scanList returns the ops whose forms candidates scans for a value of slot
 // sl: one per distinct form its scan chains can give. seen is scratch, one
 // entry per op.
 func (rs *RuleSet) scanList(p *valuePlan, sl slot, seen []bool) []int16 {

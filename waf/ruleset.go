@@ -33,7 +33,7 @@ type RuleSet struct {
 	// rules that may run, and those of them that have no prefilter.
 	slotRules  [maxParanoia + 1][numSlots][]uint64
 	slotAlways [maxParanoia + 1][numSlots][]uint64
-	// scanChains are, per slot, the chains whose forms inspect scans for
+	// scanChains are, per slot, the chains whose forms candidates scans for
 	// keys: every chain the slot's rules use without its trailing lowercase
 	// steps, once each, in ascending order (parents first).
 	scanChains [numSlots][]int
