@@ -8,8 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"edge/waf"
 )
 
 // metrics are the Prometheus series the edge exports on the admin listener. Labels are bounded: route
@@ -26,6 +24,9 @@ type metrics struct {
 	fpClasses  *prometheus.CounterVec   // class
 	wafMatches *prometheus.CounterVec   // rule, action
 	rateLimit  *prometheus.CounterVec   // policy, decision
+	// wafMemoHits adds up waf.Verdict.MemoHits: the waf keeps no counters, so each server
+	// counts its own evaluations, across reloads.
+	wafMemoHits prometheus.Counter
 
 	// denyCounters are denies' children, one per typed reason, resolved once.
 	denyCounters [numDenyReasons]prometheus.Counter
@@ -63,10 +64,9 @@ func newMetrics() *metrics {
 	for why := denyNone + 1; why < numDenyReasons; why++ {
 		m.denyCounters[why] = m.denies.WithLabelValues(why.String())
 	}
-	memoHits := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edge_waf_memo_hits_total",
-		Help: "Header values the WAF's header memo let evaluation skip (waf.memo_entries)."},
-		func() float64 { return float64(waf.ReadStats().MemoHits) })
-	m.reg.MustRegister(m.requests, m.duration, m.upstream, m.denies, m.reloads, m.fpClasses, m.wafMatches, m.rateLimit, memoHits,
+	m.wafMemoHits = prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_waf_memo_hits_total",
+		Help: "Header values the WAF's header memo let evaluation skip (waf.memo_entries)."})
+	m.reg.MustRegister(m.requests, m.duration, m.upstream, m.denies, m.reloads, m.fpClasses, m.wafMatches, m.rateLimit, m.wafMemoHits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

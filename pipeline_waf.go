@@ -34,9 +34,11 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) d
 		// The client waits for 100 Continue before sending its body, and reading the body is what
 		// sends the 100: a request its headers alone condemn is refused first, so the client never
 		// uploads it.
-		if v := e.evaluate(r, ex.path, nil, false, conn, p); v.Action == waf.ActionBlock {
+		v := e.evaluate(r, ex.path, nil, false, conn, p)
+		if v.Action == waf.ActionBlock {
 			return s.applyVerdict(r, ex, v)
 		}
+		s.m.wafMemoHits.Add(float64(v.MemoHits))
 	}
 	var body []byte
 	truncated := false
@@ -101,6 +103,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) d
 // backend.
 func (s *Server) applyVerdict(r *http.Request, ex *exchange, v waf.Verdict) decision {
 	ex.waf = v
+	s.m.wafMemoHits.Add(float64(v.MemoHits))
 	s.status.observeVerdict(&v)
 	for _, m := range v.Matches {
 		s.m.wafMatches.WithLabelValues(m.RuleID, v.Action.String()).Inc()

@@ -3,6 +3,8 @@ package waf
 import (
 	"strings"
 	"unicode/utf8"
+
+	"edge/waf/internal/sqli"
 )
 
 // detectorFunc is a built-in matcher. It gets the evaluation state (for
@@ -38,6 +40,14 @@ func init() {
 		"body_on_get":        detectBodyOnGet,
 	}
 }
+
+// detectSQLi is the "sqli" detector: package sqli's analyser, with the
+// evaluation's token buffer.
+func detectSQLi(st *evalState, _ *Rule, b []byte) (int, int, bool) { return st.sqli.Detect(b) }
+
+// detectSQLOpenCall is the "sql_open_call" detector: a value ending in a bare
+// SQL function call (sqli.OpenCall).
+func detectSQLOpenCall(_ *evalState, _ *Rule, b []byte) (int, int, bool) { return sqli.OpenCall(b) }
 
 // requestDetectors are the detectors that read the request beyond the value
 // they are given (TestRequestDetectors checks the others do not): a slot with

@@ -19,8 +19,6 @@ func detectHTMLTag(_ *evalState, _ *Rule, b []byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-func isASCIILetter(c byte) bool { return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') }
-
 // maxTagAttrs bounds the attributes examined per tag.
 const maxTagAttrs = 32
 
@@ -82,16 +80,6 @@ func suspiciousTag(b []byte, i int) (int, bool) {
 		}
 	}
 	return min(j, len(b)), !inert
-}
-
-func lowerInto(dst, src []byte) []byte {
-	for _, c := range src {
-		if len(dst) == cap(dst) {
-			break
-		}
-		dst = append(dst, lower(c))
-	}
-	return dst
 }
 
 // inertTag reports formatting and structural elements without script or

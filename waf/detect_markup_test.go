@@ -2,6 +2,23 @@ package waf
 
 import "testing"
 
+// detectorCase is one value and whether a detector must fire on it.
+type detectorCase struct {
+	in   string
+	want bool
+}
+
+// checkDetector runs a detector on every case.
+func checkDetector(t *testing.T, name string, fn detectorFunc, cases []detectorCase) {
+	t.Helper()
+	st := &evalState{}
+	for _, c := range cases {
+		if _, _, got := fn(st, nil, []byte(c.in)); got != c.want {
+			t.Errorf("%s(%q): got %v, want %v", name, c.in, got, c.want)
+		}
+	}
+}
+
 func TestDetectHTMLTag(t *testing.T) {
 	checkDetector(t, "detectHTMLTag", detectHTMLTag, []detectorCase{
 		{"<blink>", true},

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -96,12 +97,12 @@ func EvalLines(in io.Reader, out, summary io.Writer, eval func(*http.Request, []
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return errors.New("waf: eval: " + err.Error())
+		return fmt.Errorf("waf: eval: %w", err)
 	}
 	io.WriteString(summary, "waf eval: "+strconv.Itoa(n)+" lines, "+strconv.Itoa(blocked)+" block, "+
 		strconv.Itoa(detected)+" detect, "+strconv.Itoa(allowed)+" allow, "+strconv.Itoa(bad)+" errors\n")
 	if readErr != nil {
-		return errors.New("waf: eval: " + readErr.Error())
+		return fmt.Errorf("waf: eval: %w", readErr)
 	}
 	return nil
 }
@@ -129,7 +130,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 func RequestFromLine(line []byte) (id string, r *http.Request, body []byte, err error) {
 	el, err := parseEvalLine(line)
 	if err != nil {
-		return el.ID, nil, nil, errors.New("waf: " + err.Error())
+		return el.ID, nil, nil, fmt.Errorf("waf: %w", err)
 	}
 	return el.ID, el.httpRequest(), el.Body, nil
 }
@@ -139,7 +140,7 @@ func parseEvalLine(line []byte) (evalLine, error) {
 	var el evalLine
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return el, errors.New("invalid JSON: " + err.Error())
+		return el, fmt.Errorf("invalid JSON: %w", err)
 	}
 	str := func(k string) (string, error) {
 		v, ok := raw[k]
@@ -187,7 +188,7 @@ func parseEvalLine(line []byte) (evalLine, error) {
 		}
 		dec, err := base64.StdEncoding.DecodeString(b64)
 		if err != nil {
-			return el, errors.New("body_b64: " + err.Error())
+			return el, fmt.Errorf("body_b64: %w", err)
 		}
 		el.Body = dec
 	} else {
@@ -207,11 +208,11 @@ func orderedHeaders(data []byte) ([]Header, error) {
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
-			return nil, errors.New("headers: " + err.Error())
+			return nil, fmt.Errorf("headers: %w", err)
 		}
 		v, err := dec.Token()
 		if err != nil {
-			return nil, errors.New("headers: " + err.Error())
+			return nil, fmt.Errorf("headers: %w", err)
 		}
 		vs, ok := v.(string)
 		if !ok {

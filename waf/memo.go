@@ -44,8 +44,6 @@ type memoShard struct {
 	m  map[string]uint8 // key → highest paranoia level checked clean
 }
 
-var statMemoHits atomic.Uint64
-
 // MemoEntries returns the size of p's header memo (0: none).
 func (p *Policy) MemoEntries() int {
 	if p.memo == nil {
@@ -136,7 +134,7 @@ func (st *evalState) inspectMemo(m *headerMemo, v *value) {
 	}
 	p := st.pol.Paranoia
 	if m.clean(key, p) {
-		statMemoHits.Add(1)
+		st.memoHits++
 		return
 	}
 	if st.anyHit {

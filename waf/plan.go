@@ -1,6 +1,9 @@
 package waf
 
-// Value plans. A value's byte classes decide which steps of the transform
+import "bytes"
+
+// Value plans: step 2 of an evaluation, transforming a value. A value's
+// byte classes decide which steps of the transform
 // chains can change it: a transform none of whose trigger classes can be in
 // its input returns the input. Following an upper bound of the classes
 // present through each chain (each transform's drops and adds,
@@ -11,10 +14,11 @@ package waf
 // transform to the same op share it. So a value's transforms are computed
 // once per op, without walking the steps that cannot act, and the scan
 // visits each op's form once: the slot's scan list names the ops whose forms
-// inspect scans — an op that can only fold case (lowercase, or cmdline on a
+// candidates scans — an op that can only fold case (lowercase, or cmdline on a
 // value whose only trigger is an upper-case letter) has its input's form,
 // since the scan folds case. All of it is exact: a step is skipped only when
-// its output is known to be its input.
+// its output is known to be its input. The ops' outputs (output) are
+// computed for the current value when a step first needs them, into tbuf.
 
 // maxPlans bounds the plans a RuleSet keeps. A value whose byte classes
 // find no plan once that many are built gets the plan for every class
@@ -28,7 +32,7 @@ const maxPlans = 1024
 type valuePlan struct {
 	ops     []planOp
 	chainOp []int16 // per chain: the op whose output is the chain's; -1: the raw value
-	// scan is, per slot, the ops whose forms inspect scans.
+	// scan is, per slot, the ops whose forms candidates scans.
 	scan [numSlots][]int16
 	// reach is the rules a value can reach (a rule bit per rule): a gated
 	// detector needs one of its classes (Rule.need); inspect drops the
@@ -54,12 +58,12 @@ func (st *evalState) planFor() *valuePlan {
 		return st.plan
 	}
 	m := st.rawMask
-	slot := &st.planCache[(m*0x9E3779B1)>>(32-planCacheBits)]
-	if slot.p == nil || slot.mask != m {
-		*slot = planSlot{m, st.rs.sharedPlan(m)}
+	e := &st.planCache[(m*0x9E3779B1)>>(32-planCacheBits)]
+	if e.p == nil || e.mask != m {
+		*e = planSlot{m, st.rs.sharedPlan(m)}
 	}
-	st.plan = slot.p
-	return slot.p
+	st.plan = e.p
+	return e.p
 }
 
 // sharedPlan returns the RuleSet's plan for byte classes m, building it
@@ -154,7 +158,7 @@ func (rs *RuleSet) buildPlan(m uint32, ref bool) *valuePlan {
 	return p
 }
 
-// scanList returns the ops whose forms inspect scans for a value of slot
+// scanList returns the ops whose forms candidates scans for a value of slot
 // sl: one per distinct form its scan chains can give. seen is scratch, one
 // entry per op.
 func (rs *RuleSet) scanList(p *valuePlan, sl slot, seen []bool) []int16 {
@@ -186,4 +190,138 @@ func (rs *RuleSet) emptyScanTriggers(sl slot, c int) bool {
 		ac = rs.slotAC[sl]
 	}
 	return rs.emptyTrig(ac)
+}
+
+// opOut is an op's output for the current value.
+type opOut struct {
+	stamp uint32 // the value's stamp when computed
+	off   int32  // offset in tbuf; -1: the raw value itself
+	n     int32  // length in tbuf
+	form  int32  // prefilter form
+	mask  uint32 // classMask of the output
+}
+
+// memoEntry records that op computed its transform (tid) of the bytes at
+// tbuf offset src (-1: the raw value).
+type memoEntry struct {
+	src, op, tid int32
+}
+
+// transformed returns the value's form under chain c, computing it once
+// per value (through the ops of the value's plan).
+func (st *evalState) transformed(c int, raw []byte) []byte {
+	if st.maskStamp != st.stamp { // a new value (inspect starts it itself)
+		st.begin(raw)
+	}
+	return st.output(st.plan.chainOp[c], raw)
+}
+
+// begin starts the current value, raw: its byte classes, its plan, empty
+// transform buffers.
+func (st *evalState) begin(raw []byte) {
+	st.rawMask, st.maskStamp, st.nforms = classMask(raw), st.stamp, 1
+	st.tbuf = st.tbuf[:0]
+	st.planFor()
+}
+
+// output returns op i's output for the current value (-1: the raw value),
+// computing it (and the ops it reads) once.
+func (st *evalState) output(i int16, raw []byte) []byte {
+	if i < 0 {
+		return raw
+	}
+	o := &st.ops[i]
+	if o.stamp == st.stamp {
+		return st.bytesOf(o, raw)
+	}
+	op := &st.plan.ops[i]
+	src := st.output(op.src, raw)
+	// The source's form and classes (the raw value's when it is -1).
+	pform, pmask, poff, plen := int32(0), st.rawMask, int32(-1), int32(0)
+	if op.src >= 0 {
+		po := &st.ops[op.src]
+		pform, pmask, poff, plen = po.form, po.mask, po.off, po.n
+	}
+	c := int(op.chain)
+	hc := &st.rs.hot[c]
+	ref := st.rs.noFilter
+	if !ref && pmask&hc.trig == 0 {
+		*o = opOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask}
+		return src
+	}
+	// The same transform of the same bytes by another op (remove_ws after
+	// different decodings that changed nothing) is computed once per value.
+	if !ref {
+		if st.memoStamp != st.stamp {
+			st.memo, st.memoStamp = st.memo[:0], st.stamp
+		}
+		for _, m := range st.memo {
+			if m.src == poff && m.tid == hc.tid {
+				*o = st.ops[m.op]
+				return st.bytesOf(o, raw)
+			}
+		}
+		st.memo = append(st.memo, memoEntry{src: poff, op: int32(i), tid: hc.tid})
+	}
+	ch := &st.rs.chains[c]
+	off := len(st.tbuf)
+	ran := ref || ch.need == nil || ch.need(src)
+	if ran {
+		st.tbuf = ch.fn(st.tbuf, src)
+	}
+	out := st.tbuf[off:]
+	o.stamp = st.stamp
+	switch {
+	case !ran, bytes.Equal(out, src):
+		// Unchanged: share the source's bytes and form.
+		st.tbuf = st.tbuf[:off]
+		*o = opOut{stamp: st.stamp, off: poff, n: plen, form: pform, mask: pmask}
+		return src
+	case len(out) == len(src) && hc.lower:
+		// Equal up to ASCII case: the case-folding prefilter sees no difference.
+		o.form, o.mask = pform, pmask&^clsUpper
+	case len(out) == len(src) && equalFoldBytes(out, src):
+		o.form, o.mask = pform, classMask(out)
+	default:
+		o.form, o.mask = st.nforms, classMask(out)
+		st.formAC[st.nforms] = ch.ac
+		st.nforms++
+	}
+	o.off, o.n = int32(off), int32(len(out))
+	return out
+}
+
+// bytesOf returns the bytes of a computed op output.
+func (st *evalState) bytesOf(o *opOut, raw []byte) []byte {
+	if o.off < 0 {
+		return raw
+	}
+	return st.tbuf[o.off : o.off+o.n]
+}
+
+// where returns where chain c's output is (-1: the raw value; else its tbuf
+// offset; after transformed(c) ran): two chains with the same place have
+// the same bytes.
+func (st *evalState) where(c int) int32 {
+	if i := st.plan.chainOp[c]; i >= 0 {
+		return st.ops[i].off
+	}
+	return -1
+}
+
+// form returns the prefilter form of chain c (after transformed(c) ran).
+func (st *evalState) form(c int) int32 {
+	if i := st.plan.chainOp[c]; i >= 0 {
+		return st.ops[i].form
+	}
+	return 0
+}
+
+// mask returns the byte classes of chain c's output (after transformed(c)
+// ran).
+func (st *evalState) mask(c int) uint32 {
+	if i := st.plan.chainOp[c]; i >= 0 {
+		return st.ops[i].mask
+	}
+	return st.rawMask
 }

@@ -226,22 +226,3 @@ func (p *Policy) excluded(id string, z zone, name []byte, path string) bool {
 	}
 	return false
 }
-
-func equalFoldBS(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		if lower(b[i]) != lower(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 32
-	}
-	return c
-}

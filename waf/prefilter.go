@@ -1,384 +1,260 @@
 package waf
 
 import (
+	"errors"
 	"fmt"
+	mbits "math/bits"
 	"sort"
-	"unsafe"
+	"strings"
+
+	"edge/waf/internal/ahocorasick"
+	"edge/waf/internal/rxlit"
 )
 
-// acPattern is one prefilter literal (lower-case ASCII folding applies)
-// and the rule it admits.
-type acPattern struct {
-	lit  string
-	rule int
-}
+// The prefilter: step 3 of an evaluation. At load, buildPrefilters gives
+// every literal, equals and regex rule alternatives of key sets (required
+// literals: rxlit.RequiredSets, rxlit.LiteralSets), numbers each set as a
+// key and puts every literal of every key into an automaton (package
+// ahocorasick): the compact one, the raw one for keys made of blanks, and
+// smaller ones per slot and per rarely read transform. Per value, keys
+// scans each distinct form once with the automaton that form belongs to
+// and records the keys found; admits then tells whether all keys of one of
+// a rule's alternatives were found in the form the rule reads — if not, the
+// rule cannot match and its matcher is not run.
 
-// acMatcher is an Aho–Corasick automaton over ASCII-case-folded bytes,
-// compiled to a dense DFA over byte classes.
-type acMatcher struct {
-	classes [256]uint8
-	// cclasses are classes for the compact scan: blanks map to cclsNL or
-	// cclsSP, whose symbols' classes are nlClass and spClass.
-	cclasses         [256]uint8
-	nlClass, spClass uint32
-	nclass           int
-	// tab is the scan's transition table. A state's row is nclass entries;
-	// the entry for a class is the next state's row as a byte offset in
-	// tab (state*nclass*4). A scan step is then one load at the previous
-	// load's result plus four times the class (computed off that chain):
-	// the chain of dependent loads each byte waits on holds no shift, add
-	// or multiplication.
-	tab []uint32
-	// States are numbered so that those with outputs come last: a row
-	// offset at or above emitFrom has keys to emit.
-	emitFrom uint32
-	// rowDiv turns a row offset into its state: s = off*rowDiv >> 32,
-	// exact because offsets are multiples of 4*nclass below 2^32.
-	rowDiv uint64
-	// outs[ostart[s-first]:ostart[s-first+1]] are the keys found on
-	// reaching state s (first: the first state with outputs), as bit masks
-	// of key words: a state's keys are few and mostly share a word.
-	outs   []keyWord
-	ostart []uint32
-	first  int32
+// automaton is a prefilter automaton (package ahocorasick) and what the
+// evaluation knows of it: whether scanning an empty form with it finds a
+// trigger key (markEmptyTriggers).
+type automaton struct {
+	ahocorasick.Matcher
 	// emptyTrig: scanning an empty value finds a trigger key (value
 	// boundary keys); when false an empty form triggers nothing.
 	emptyTrig bool
 }
 
-// keyWord is some keys of one word of a key bitset.
-type keyWord struct {
-	mask uint64
-	word uint32
+// newAutomaton builds the automaton of the prefilter patterns ps.
+func newAutomaton(ps []ahocorasick.Pattern) (*automaton, error) {
+	m, err := ahocorasick.Build(ps)
+	if errors.Is(err, ahocorasick.ErrTooManyStates) {
+		return nil, fmt.Errorf("waf: the rules' prefilter literals make an automaton of more than %d states", ahocorasick.MaxStates)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("waf: prefilter automaton: %w", err)
+	}
+	return &automaton{Matcher: *m}, nil
 }
 
-// acBuild is an automaton while it is built: the transitions (state*nclass
-// + class), the keys of the patterns ending at each state, its nearest
-// proper suffix state with outputs (or -1).
-type acBuild struct {
-	next []int32
-	out  [][]int
-	dict []int32
+// keys returns the prefilter keys found in form f, whose bytes are data,
+// scanning it once per value (formAutomaton).
+func (st *evalState) keys(f int32, data []byte) []uint64 {
+	w := st.rs.keyWords
+	bits := st.formBits[int(f)*w : int(f+1)*w]
+	if st.formFull[f] == st.stamp {
+		return bits
+	}
+	st.formFull[f] = st.stamp
+	dirty := &st.formDirty[f]
+	if w > 64 {
+		clear(bits)
+	} else {
+		for d := *dirty; d != 0; d &= d - 1 { // only the words the last scan wrote
+			bits[mbits.TrailingZeros64(d)] = 0
+		}
+	}
+	*dirty = 0
+	if ac := st.formAutomaton(f); ac != nil {
+		ac.Scan(data, bits, dirty, true)
+	}
+	if st.rs.acRaw != nil {
+		st.rs.acRaw.Scan(data, bits, dirty, false)
+	}
+	return bits
 }
 
-// emits reports whether reaching state s finds keys: its own or a suffix's.
-func (b *acBuild) emits(s int) bool { return len(b.out[s]) > 0 || b.dict[s] >= 0 }
+// formAutomaton returns the automaton that scans form f: that of the
+// transform which made it (one only a few rules read), else the value's
+// slot automaton.
+func (st *evalState) formAutomaton(f int32) *automaton {
+	if own := st.formAC[f]; own != nil && f != 0 {
+		return own
+	}
+	return st.ac
+}
 
-// maxACStates bounds an automaton's states (12 times the catalogue's
-// largest): its transition table stays under ~200 MB and its row offsets
-// far below the 32 bits they are stored in, whatever the rule files hold.
-// The trie is built first and its size checked before the table exists.
-const maxACStates = 1 << 19
-
-func buildAC(ps []acPattern) (*acMatcher, error) {
-	m := &acMatcher{}
-	// Byte classes: every ASCII byte used in a literal (and its upper case)
-	// gets its own class; all bytes ≥ 0x80 share one (so a literal's
-	// non-ASCII byte stands for any of them: more hits, never fewer); all
-	// others share class 0.
-	cls := 1
-	for _, p := range ps {
-		for i := 0; i < len(p.lit); i++ {
-			c := lower(p.lit[i])
-			if m.classes[c] != 0 {
-				continue
+// admits reports whether every prefilter key of one of r's alternatives
+// was found in the form of chain c, whose bytes are data.
+func (st *evalState) admits(r *Rule, c int, data []byte) bool {
+	bits := st.keys(st.form(c), data)
+next:
+	for _, keys := range r.alts {
+		for _, k := range keys {
+			if bits[k>>6]&(1<<(uint(k)&63)) == 0 {
+				continue next
 			}
-			switch {
-			case c >= 0x80:
-				for h := 0x80; h < 0x100; h++ {
-					m.classes[h] = uint8(cls)
+		}
+		return true
+	}
+	return false
+}
+
+// maxKeyLen bounds the length of a prefilter literal.
+const maxKeyLen = 8
+
+// buildPrefilters derives each rule's prefilter: alternatives of required
+// literal sets (keys). A literal or equals rule has one alternative with one
+// key (its literals); a regex rule those of rxlit.RequiredSets. Every literal of
+// every key goes into one of two automata (compact or raw scan); a rule is
+// admitted for a form when all keys of one of its alternatives are found,
+// and the first key of each alternative (its most selective) is a trigger
+// that makes the rule a candidate.
+func (rs *RuleSet) buildPrefilters() ([]ahocorasick.Pattern, error) {
+	var compactPs, rawPs []ahocorasick.Pattern
+	rs.keyRule = rs.keyRule[:0]
+	for _, r := range rs.rules {
+		r.alts, r.pf = r.alts[:0], false
+		r.gate, r.need, r.minLen = detectorGate[r.Detector], 0, 0
+		if r.LongerThan > 0 && len(r.Transforms) == 0 {
+			r.minLen = r.LongerThan + 1
+		}
+		if r.gate != 0 {
+			r.need = r.gate
+			for _, c := range r.chains {
+				r.need |= rs.chains[c].path
+			}
+		}
+		if r.Negate {
+			continue
+		}
+		var alts []rxlit.KeySets
+		switch {
+		case r.lits != nil:
+			alts = rxlit.LiteralSets(r.lits, "", "")
+		case r.equals != nil:
+			eq := make([][]byte, 0, len(r.equals))
+			for e := range r.equals {
+				eq = append(eq, []byte(e))
+			}
+			sort.Slice(eq, func(i, j int) bool { return string(eq[i]) < string(eq[j]) })
+			alts = rxlit.LiteralSets(eq, ahocorasick.MarkStart, ahocorasick.MarkEnd) // the whole value
+		case r.re != nil:
+			alts = rxlit.RequiredSets(r.re.String())
+		}
+		if len(alts) == 0 {
+			continue
+		}
+		r.pf = true
+		for _, a := range alts {
+			var keys []int32
+			add := func(set []string, raw bool) {
+				k := int32(len(rs.keyRule))
+				rs.keyRule = append(rs.keyRule, int32(r.idx))
+				keys = append(keys, k)
+				for _, l := range set {
+					// Any part of a required literal is required too: a
+					// bounded length keeps the automaton small.
+					l = l[:min(len(l), maxKeyLen)]
+					if raw {
+						rawPs = append(rawPs, ahocorasick.Pattern{Lit: l, Key: int(k)})
+					} else {
+						compactPs = append(compactPs, ahocorasick.Pattern{Lit: l, Key: int(k)})
+					}
 				}
-			case 'a' <= c && c <= 'z':
-				m.classes[c], m.classes[c-32] = uint8(cls), uint8(cls)
-			default:
-				m.classes[c] = uint8(cls)
 			}
-			cls++
-		}
-	}
-	m.nclass = cls
-	m.cclasses = m.classes
-	for c := range 256 {
-		if blankByte[c] {
-			m.cclasses[c] = cclsSP
-			if c == '\n' || c == '\r' {
-				m.cclasses[c] = cclsNL
+			for _, set := range a.Sets {
+				add(set, false)
 			}
-		}
-	}
-	m.nlClass, m.spClass = uint32(m.classes[symNL[0]]), uint32(m.classes[symSP[0]])
-	// Trie.
-	type node struct {
-		child map[uint8]int
-		out   []int
-	}
-	nodes := []node{{child: map[uint8]int{}}}
-	for _, p := range ps {
-		s := 0
-		for i := 0; i < len(p.lit); i++ {
-			c := m.classes[lower(p.lit[i])]
-			nx, ok := nodes[s].child[c]
-			if !ok {
-				if len(nodes) >= maxACStates {
-					return nil, fmt.Errorf("waf: the rules' prefilter literals make an automaton of more than %d states", maxACStates)
+			for _, set := range a.Raw {
+				add(set, true)
+			}
+			// The trigger (first key) is the set least likely to occur in
+			// ordinary text (rarity).
+			best, bestScore := 0, -1
+			for i, set := range append(append([][]string(nil), a.Sets...), a.Raw...) {
+				if sc := rarity(set); sc > bestScore {
+					best, bestScore = i, sc
 				}
-				nx = len(nodes)
-				nodes = append(nodes, node{child: map[uint8]int{}})
-				nodes[s].child[c] = nx
 			}
-			s = nx
-		}
-		nodes[s].out = append(nodes[s].out, p.rule)
-	}
-	n := len(nodes)
-	b := &acBuild{next: make([]int32, n*cls), out: make([][]int, n), dict: make([]int32, n)}
-	b.dict[0] = -1
-	fail := make([]int, n)
-	// BFS.
-	queue := []int{}
-	for c := 0; c < cls; c++ {
-		if nx, ok := nodes[0].child[uint8(c)]; ok {
-			b.next[c] = int32(nx)
-			fail[nx] = 0
-			queue = append(queue, nx)
+			keys[0], keys[best] = keys[best], keys[0]
+			r.alts = append(r.alts, keys)
 		}
 	}
-	order := append(make([]int, 0, n), 0)
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		order = append(order, s)
-		// Own outputs, and the nearest proper suffix state with some.
-		b.out[s] = dedupe(append([]int(nil), nodes[s].out...))
-		if f := int32(fail[s]); len(b.out[f]) > 0 {
-			b.dict[s] = f
-		} else {
-			b.dict[s] = b.dict[f]
-		}
-		for c := 0; c < cls; c++ {
-			if nx, ok := nodes[s].child[uint8(c)]; ok {
-				b.next[s*cls+c] = int32(nx)
-				fail[nx] = int(b.next[fail[s]*cls+c])
-				queue = append(queue, nx)
-			} else {
-				b.next[s*cls+c] = b.next[fail[s]*cls+c]
-			}
+	rs.keyWords = (len(rs.keyRule) + 63) / 64
+	rs.trigKeys = make([]uint64, rs.keyWords)
+	for _, r := range rs.rules {
+		for _, keys := range r.alts {
+			k := keys[0]
+			rs.trigKeys[k>>6] |= 1 << (uint(k) & 63)
 		}
 	}
-	// States with outputs last (each group breadth first, the root first).
-	emitting := make([]int, 0, n)
-	numbered := append(make([]int, 0, n), 0)
-	for _, st := range order[1:] {
-		if b.emits(st) {
-			emitting = append(emitting, st)
-		} else {
-			numbered = append(numbered, st)
+	rs.ac, rs.acRaw = nil, nil
+	var err error
+	if len(compactPs) > 0 {
+		if rs.ac, err = newAutomaton(compactPs); err != nil {
+			return nil, err
 		}
 	}
-	first := len(numbered) // the root never emits: no key is empty (prune, literalKeys)
-	numbered = append(numbered, emitting...)
-	b.renumber(numbered, cls)
-	row := uint64(cls) * 4 // n*row < 2^32: n ≤ maxACStates, cls ≤ 130
-	m.first = int32(first)
-	m.emitFrom = uint32(uint64(first) * row)
-	m.rowDiv = (1<<32 + row - 1) / row
-	m.tab = make([]uint32, len(b.next))
-	for i, x := range b.next {
-		m.tab[i] = uint32(uint64(x) * row)
+	if len(rawPs) > 0 {
+		if rs.acRaw, err = newAutomaton(rawPs); err != nil {
+			return nil, err
+		}
 	}
-	m.flatten(b)
-	return m, nil
+	return compactPs, rs.buildTransformACs(compactPs)
 }
 
-// flatten lists, per state from m.first on, every key found on reaching
-// it (its own and those of its suffix states) as key words, in one array:
-// an emit is one contiguous loop instead of a walk of the suffix chain.
-func (m *acMatcher) flatten(b *acBuild) {
-	n := len(b.out)
-	m.ostart = make([]uint32, 0, n-int(m.first)+1)
-	var keys []int
-	for s := int(m.first); s < n; s++ {
-		m.ostart = append(m.ostart, uint32(len(m.outs)))
-		keys = keys[:0]
-		for d := int32(s); d >= 0; d = b.dict[d] {
-			keys = append(keys, b.out[d]...)
-		}
-		keys = dedupe(keys)
-		for i := 0; i < len(keys); {
-			kw := keyWord{word: uint32(keys[i] >> 6)}
-			for ; i < len(keys) && uint32(keys[i]>>6) == kw.word; i++ {
-				kw.mask |= 1 << (uint(keys[i]) & 63)
-			}
-			m.outs = append(m.outs, kw)
-		}
-	}
-	m.ostart = append(m.ostart, uint32(len(m.outs)))
-}
-
-// renumber gives the states new numbers in the order given: breadth first
-// within the states without and with outputs. The shallow states, where a
-// scan of ordinary text spends nearly all its steps, then share a few
-// hundred kilobytes of the transition table instead of being spread over
-// megabytes of it.
-func (b *acBuild) renumber(order []int, cls int) {
-	n := len(order)
-	id := make([]int32, n)
-	for i, s := range order {
-		id[s] = int32(i)
-	}
-	next := make([]int32, len(b.next))
-	out := make([][]int, n)
-	dict := make([]int32, n)
-	for old, s := range id {
-		for c := 0; c < cls; c++ {
-			next[int(s)*cls+c] = id[b.next[old*cls+c]]
-		}
-		out[s] = b.out[old]
-		dict[s] = -1
-		if d := b.dict[old]; d >= 0 {
-			dict[s] = id[d]
-		}
-	}
-	b.next, b.out, b.dict = next, out, dict
-}
-
-func dedupe(xs []int) []int {
-	if len(xs) < 2 {
-		return xs
-	}
-	sort.Ints(xs)
-	out := xs[:1]
-	for _, x := range xs[1:] {
-		if x != out[len(out)-1] {
-			out = append(out, x)
+// keysOf returns the patterns of ps whose key belongs to a rule marked in
+// rules (indexed by rule).
+func (rs *RuleSet) keysOf(ps []ahocorasick.Pattern, rules []bool) []ahocorasick.Pattern {
+	var out []ahocorasick.Pattern
+	for _, p := range ps {
+		if rules[rs.keyRule[p.Key]] {
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// scan sets, in bits, the key bit of every pattern found in data (with
-// each run of blanks seen as one symbol, symNL or symSP, when compact),
-// bracketed by markBOT and markEOT, and in dirty the bits of the words it
-// wrote (word i as bit i&63).
-func (m *acMatcher) scan(data []byte, bits []uint64, dirty *uint64, compact bool) {
-	if compact {
-		m.scanCompact(data, bits, dirty)
-		return
-	}
-	e := m.tab[m.classes[markBOT[0]]]
-	for _, b := range data {
-		if e >= m.emitFrom {
-			*dirty = m.emit(e, bits, *dirty)
+// buildTransformACs gives every chain ending in transform T the compact
+// keys of the rules whose chains contain T, when those are fewer than a
+// quarter of the rules (base64 decodings always: long runs of noise few
+// rules read). A form T creates is read only by such rules: by chains that
+// extend it while leaving the bytes unchanged (or changing only their
+// case), and by other chains applying T to the same bytes. So the text
+// remove_ws or cmdline makes of a value is scanned for a few hundred keys,
+// not for all of them.
+func (rs *RuleSet) buildTransformACs(compactPs []ahocorasick.Pattern) error {
+	byName := map[string]*automaton{}
+	for c := 1; c < len(rs.chains); c++ {
+		t := rs.chains[c].name
+		if rs.chains[c].lower {
+			continue // never creates a form
 		}
-		e = m.step(e, uint32(m.classes[b]))
-	}
-	if e >= m.emitFrom {
-		*dirty = m.emit(e, bits, *dirty)
-	}
-	e = m.step(e, uint32(m.classes[markEOT[0]]))
-	if e >= m.emitFrom {
-		*dirty = m.emit(e, bits, *dirty)
-	}
-}
-
-// step returns the row of the state after row e on class c. Unchecked:
-// buildAC makes every entry of tab a row offset inside it, and every class
-// a scan passes is below nclass (TestScanMatchesNaive, FuzzScan).
-func (m *acMatcher) step(e, c uint32) uint32 {
-	return *(*uint32)(unsafe.Add(unsafe.Add(unsafe.Pointer(unsafe.SliceData(m.tab)), uintptr(c)*4), uintptr(e)))
-}
-
-// Compact classes (acMatcher.cclasses): a blank byte's class is one of
-// these, above any real class. A run's symbol is symNL when the AND of its
-// classes is cclsNL (some line break), else symSP.
-const (
-	cclsNL = 0xFE // \n, \r
-	cclsSP = 0xFF // other blanks
-)
-
-// scanCompact is scan with each run of blanks seen as one symbol.
-func (m *acMatcher) scanCompact(data []byte, bits []uint64, dirty *uint64) {
-	cls := &m.cclasses
-	var d uint64 // dirty, kept in a register
-	e := m.tab[cls[markBOT[0]]]
-	if e >= m.emitFrom {
-		d = m.emit(e, bits, d)
-	}
-	for i := 0; i < len(data); i++ {
-		c := uint32(cls[data[i]])
-		if c >= cclsNL {
-			for i+1 < len(data) && cls[data[i+1]] >= cclsNL {
-				i++
-				c &= uint32(cls[data[i]])
+		ac, done := byName[t]
+		if !done {
+			uses := make([]bool, len(rs.rules))
+			n := 0
+			for _, r := range rs.rules {
+			rule:
+				for _, rc := range r.chains {
+					for _, name := range rs.chains[rc].names {
+						if name == t {
+							uses[r.idx] = true
+							n++
+							break rule
+						}
+					}
+				}
 			}
-			c = m.runClass(c)
-		}
-		e = m.step(e, c)
-		if e >= m.emitFrom {
-			d = m.emit(e, bits, d)
-		}
-	}
-	e = m.step(e, uint32(cls[markEOT[0]]))
-	if e >= m.emitFrom {
-		d = m.emit(e, bits, d)
-	}
-	*dirty |= d
-}
-
-// runClass returns the class of the symbol of a blank run whose classes
-// ANDed are c.
-func (m *acMatcher) runClass(c uint32) uint32 {
-	if c == cclsNL {
-		return m.nlClass
-	}
-	return m.spClass
-}
-
-// emit sets the bits of the keys of the state whose row is e (at or above
-// emitFrom), and returns dirty with the bits of the words it wrote.
-func (m *acMatcher) emit(e uint32, bits []uint64, dirty uint64) uint64 {
-	i := int32(uint64(e)*m.rowDiv>>32) - m.first
-	for _, kw := range m.outs[m.ostart[i]:m.ostart[i+1]] {
-		bits[kw.word] |= kw.mask
-		dirty |= 1 << (kw.word & 63)
-	}
-	return dirty
-}
-
-// states returns the number of automaton states.
-func (m *acMatcher) states() int {
-	if m == nil {
-		return 0
-	}
-	return len(m.tab) / m.nclass
-}
-
-// blankByte marks the bytes of which the compact scan sees each run as one
-// symbol (isBlank).
-var blankByte = func() (t [256]bool) {
-	for _, c := range []byte{' ', '\t', '\n', '\v', '\f', '\r'} {
-		t[c] = true
-	}
-	return t
-}()
-
-// compact returns s as the compact scan sees it: each run of blanks as one
-// symbol.
-func compact(s string) string {
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); {
-		if !blankByte[s[i]] {
-			b = append(b, s[i])
-			i++
-			continue
-		}
-		sym := symSP[0]
-		for ; i < len(s) && blankByte[s[i]]; i++ {
-			if s[i] == '\n' || s[i] == '\r' {
-				sym = symNL[0]
+			if 4*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
+				if ps := rs.keysOf(compactPs, uses); len(ps) > 0 {
+					var err error
+					if ac, err = newAutomaton(ps); err != nil {
+						return err
+					}
+				}
 			}
+			byName[t] = ac
 		}
-		b = append(b, sym)
+		rs.chains[c].ac = ac
 	}
-	return string(b)
+	return nil
 }

@@ -1,44 +1,14 @@
 package waf
 
 import (
+	"math/rand/v2"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
-)
 
-func TestRequiredLiterals(t *testing.T) {
-	tests := []struct {
-		re   string
-		want string // joined with |, in any order
-	}{
-		{`union\s+select`, "union select|union\nselect"}, // a run of blanks is one symbol
-		{`^\s*in\s*\(`, "\x02in(|\x02in (|\x02in\n(|\x02 in(|\x02 in (|\x02 in\n(|\x02\nin(|\x02\nin (|\x02\nin\n("},
-		{`[;\n]\s*id`, ";id|; id|;\nid|\nid"},
-		// U+FFFD is three bytes ≥ 0x80 or one invalid byte: only one is
-		// certain on either side of the dot.
-		{`\x{FFFD}\.\x{FFFD}\.`, "\x80.\x80"},
-		{`abc$`, "abc\x03"},
-		{`(?i)xp_cmdshell`, "xp_cmd"},
-		{`foo|bar`, "foo|bar"},
-		{`a+`, "a"},
-		{`.*`, ""},
-		{`x?`, ""},
-		{`(?:ab|cd)ef`, "abef|cdef"},
-		{`[ab]c`, "ac|bc"},
-		{`\bsleep\s*\(`, "sleep (|sleep\n(|sleep("},
-		{`a|.*`, ""},
-	}
-	for _, tc := range tests {
-		lits := requiredLiterals(tc.re)
-		sort.Strings(lits)
-		want := strings.Split(tc.want, "|")
-		sort.Strings(want)
-		if got := strings.Join(lits, "|"); got != strings.Join(want, "|") {
-			t.Errorf("requiredLiterals(%q): got %q, want %q", tc.re, got, tc.want)
-		}
-	}
-}
+	"edge/waf/internal/ahocorasick"
+	"edge/waf/internal/rxlit"
+)
 
 // TestPrefilterSoundOnExamples: every rule's own match examples contain a
 // literal of every required set derived from its regex.
@@ -48,7 +18,7 @@ func TestPrefilterSoundOnExamples(t *testing.T) {
 		if r.re == nil || !r.pf {
 			continue
 		}
-		alts := requiredSets(r.re.String())
+		alts := rxlit.RequiredSets(r.re.String())
 		for _, ex := range r.Match {
 			for _, c := range r.chains {
 				st := rs.getState()
@@ -82,14 +52,14 @@ func high(s string) []byte {
 
 // admitText reports whether text holds a literal of every set of some
 // alternative (the prefilter's decision, computed naively).
-func admitText(alts []keySets, text string) bool {
+func admitText(alts []rxlit.KeySets, text string) bool {
 next:
 	for _, a := range alts {
-		raw := markBOT + text + markEOT
-		for i, sets := range [][][]string{a.sets, a.raw} {
+		raw := ahocorasick.MarkStart + text + ahocorasick.MarkEnd
+		for i, sets := range [][][]string{a.Sets, a.Raw} {
 			t := raw
 			if i == 0 {
-				t = compact(raw)
+				t = ahocorasick.Compact(raw)
 			}
 			for _, set := range sets {
 				found := false
@@ -202,28 +172,45 @@ func quoteJSON(s string) string {
 	return b.String()
 }
 
-// TestRawScan: the raw (not compact) scan — the automaton for keys made of
-// blanks — finds each key where its bytes occur, blanks byte for byte, with
-// the value boundaries as marks.
-func TestRawScan(t *testing.T) {
-	m, err := buildAC([]acPattern{{lit: "  ", rule: 0}, {lit: "\t", rule: 1}, {lit: "ab", rule: 2}, {lit: markBOT + " ", rule: 3}, {lit: "\n" + markEOT, rule: 4}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		in   string
-		want uint64
-	}{
-		{"x  AB\t", 1<<0 | 1<<1 | 1<<2},
-		{"a b", 0},
-		{" a\n", 1<<3 | 1<<4},
-		{"", 0},
+// BenchmarkScan measures the prefilter's compact scan alone, over the main
+// automaton, on a browser User-Agent and on an ordinary form value.
+func BenchmarkScan(b *testing.B) {
+	rs := loadRules(b)
+	for _, tc := range []struct{ name, data string }{
+		{"UserAgent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"},
+		{"FormValue", "Some ordinary text value number 7"},
 	} {
-		bits := make([]uint64, 1)
-		var dirty uint64
-		m.scan([]byte(tc.in), bits, &dirty, false)
-		if bits[0] != tc.want {
-			t.Errorf("raw scan of %q: keys %b, want %b", tc.in, bits[0], tc.want)
+		b.Run(tc.name, func(b *testing.B) {
+			data := []byte(tc.data)
+			bits := make([]uint64, rs.keyWords)
+			var dirty uint64
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				rs.ac.Scan(data, bits, &dirty, true)
+			}
+		})
+	}
+}
+
+// TestAutomatonBounded: the catalogue's largest automaton is far below the
+// bound on an automaton's states (ahocorasick.MaxStates), and patterns past
+// it are refused with the waf error rule loading reports.
+func TestAutomatonBounded(t *testing.T) {
+	rs := loadRules(t)
+	if n := rs.ac.States(); n*10 > ahocorasick.MaxStates {
+		t.Errorf("the catalogue's automaton has %d states, more than a tenth of the bound %d", n, ahocorasick.MaxStates)
+	}
+	rnd := rand.New(rand.NewPCG(5, 6))
+	big := make([]ahocorasick.Pattern, ahocorasick.MaxStates/4) // ~5 new states each past depth 3
+	for i := range big {
+		var b [8]byte
+		for j := range b {
+			b[j] = byte('a' + rnd.IntN(26))
 		}
+		big[i] = ahocorasick.Pattern{Lit: string(b[:]), Key: i % 64}
+	}
+	if _, err := newAutomaton(big); err == nil || !strings.Contains(err.Error(), "waf: the rules' prefilter literals make an automaton of more than") {
+		t.Fatalf("newAutomaton of %d 8-byte literals: %v, want the waf error", len(big), err)
 	}
 }

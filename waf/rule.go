@@ -3,39 +3,21 @@ package waf
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/BurntSushi/toml"
+	"edge/waf/internal/rxlit"
 )
 
-// Rule is one WAF rule as written in a rule file, plus its compiled form.
+// Rule is a compiled rule: its spec, the file and line it was written at,
+// its matcher, and — filled in by NewRuleSet, which takes the rule for the
+// RuleSet it builds — its index, transform chains and prefilter keys there.
 type Rule struct {
-	ID          string   `toml:"id"`
-	Category    string   `toml:"category"`
-	Description string   `toml:"description"`
-	Targets     []string `toml:"targets"`    // "args", "header:user-agent", "!header:referer", ...
-	Transforms  []string `toml:"transforms"` // applied in order
-	MultiMatch  bool     `toml:"multi_match"`
-	Negate      bool     `toml:"negate"` // match when the matcher does not
-	// Exactly one matcher:
-	Regex      string   `toml:"regex"`       // RE2 syntax
-	Literals   []string `toml:"literals"`    // any of, ASCII case-insensitive substring
-	Equals     []string `toml:"equals"`      // any of, whole value, ASCII case-insensitive
-	Detector   string   `toml:"detector"`    // built-in analyser, see detectors
-	LongerThan int      `toml:"longer_than"` // value length in bytes exceeds
-	Limit      int      `toml:"limit"`       // detector parameter
-	Score      int      `toml:"score"`
-	Paranoia   int      `toml:"paranoia"`
-	Action     string   `toml:"action"`   // "" (score), "block" (block on match), "detect" (log only)
-	Match      []string `toml:"match"`    // inline tests: values that must match
-	NoMatch    []string `toml:"no_match"` // inline tests: values that must not match
-
-	File string `toml:"-"`
-	Line int    `toml:"-"`
+	RuleSpec
+	File string // the rule file's name, as given to Parse
+	Line int    // the line of its [[rule]] header
 
 	idx     int
 	include []targetSpec
@@ -44,12 +26,12 @@ type Rule struct {
 	chain   int   // final transform chain
 	chains  []int // chains tried in order (multi_match: every prefix)
 	re      *regexp.Regexp
-	start   byteSet        // bytes every match of re starts with (when skip)
-	outside byteSet        // bytes no match of re can hold (when whole)
+	start   rxlit.ByteSet  // bytes every match of re starts with (when skip)
+	outside rxlit.ByteSet  // bytes no match of re can hold (when whole)
 	whole   bool           // re is anchored at both ends: a match is the whole value
 	skip    bool           // the search may start at the first byte in start
 	anch    *regexp.Regexp // ^(?:re), tried at each start byte (rare start bytes)
-	alt     *litAlt        // re as a set of literals (leftmost-first), when it is one
+	alt     *rxlit.Alt     // re as a set of literals (leftmost-first), when it is one
 	lits    [][]byte
 	equals  map[string]struct{}
 	det     detectorFunc
@@ -79,122 +61,28 @@ type targetSpec struct {
 	hslot slot
 }
 
-type ruleFile struct {
-	Rule []Rule `toml:"rule"`
-}
-
-var idRE = regexp.MustCompile(`^([A-Z][A-Z0-9]*)-([0-9]{3,})$`)
-
-func validID(s string) bool { return idRE.MatchString(s) }
-
-func validCategoryPrefix(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('A' <= c && c <= 'Z') && !(i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// Parse decodes and compiles the rules of one file. name is used in error
-// messages ("name:line: rule ID: problem").
-func Parse(name string, data []byte) ([]*Rule, error) {
-	var f ruleFile
-	md, err := toml.Decode(string(data), &f)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, errors.New("waf: " + name + ":" + strconv.Itoa(pe.Position.Line) + ": " + pe.Message)
-		}
-		return nil, errors.New("waf: " + name + ": " + err.Error())
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		k := und[0]
-		last := k[len(k)-1]
-		return nil, errors.New("waf: " + name + ":" + strconv.Itoa(lineOfKey(data, last)) + ": unknown key " + strconv.Quote(k.String()))
-	}
-	lines := ruleLines(data)
-	var errs []string
-	out := make([]*Rule, 0, len(f.Rule))
-	for i := range f.Rule {
-		r := &f.Rule[i]
-		r.File = name
-		if i < len(lines) {
-			r.Line = lines[i]
-		}
-		if err := r.compile(); err != nil {
-			errs = append(errs, name+":"+strconv.Itoa(r.Line)+": rule "+r.ID+": "+err.Error())
-			continue
-		}
-		out = append(out, r)
-	}
-	if len(errs) > 0 {
-		return nil, errors.New("waf: " + strings.Join(errs, "; "))
-	}
-	return out, nil
-}
-
-// ruleLines returns the 1-based line of every [[rule]] header.
-func ruleLines(data []byte) []int {
-	var out []int
-	line := 1
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		l := data
-		if i >= 0 {
-			l = data[:i]
-		}
-		if bytes.Equal(bytes.TrimSpace(l), []byte("[[rule]]")) {
-			out = append(out, line)
-		}
-		if i < 0 {
-			break
-		}
-		data = data[i+1:]
-		line++
-	}
-	return out
-}
-
-func lineOfKey(data []byte, key string) int {
-	for n, l := range bytes.Split(data, []byte("\n")) {
-		t := bytes.TrimSpace(l)
-		if bytes.HasPrefix(t, []byte(key)) {
-			rest := bytes.TrimSpace(t[len(key):])
-			if len(rest) > 0 && rest[0] == '=' {
-				return n + 1
-			}
-		}
-	}
-	return 0
-}
-
-// compile checks r and builds its matcher. Transform chains are interned
-// later by the RuleSet.
-func (r *Rule) compile() error {
+// compileRule checks spec and compiles it. Transform chains are interned
+// later, by NewRuleSet.
+func compileRule(spec *RuleSpec) (*Rule, error) {
+	r := &Rule{RuleSpec: *spec}
 	m := idRE.FindStringSubmatch(r.ID)
 	if m == nil {
-		return errors.New("id must look like CATEGORY-NNN")
+		return nil, errors.New("id must look like CATEGORY-NNN")
 	}
 	if !strings.EqualFold(m[1], r.Category) {
-		return errors.New("id prefix " + m[1] + " does not match category " + strconv.Quote(r.Category))
+		return nil, errors.New("id prefix " + m[1] + " does not match category " + strconv.Quote(r.Category))
 	}
 	if r.Description == "" {
-		return errors.New("description is required")
+		return nil, errors.New("description is required")
 	}
 	if len(r.Targets) == 0 {
-		return errors.New("targets are required")
+		return nil, errors.New("targets are required")
 	}
-	r.include, r.exclude, r.zones = nil, nil, 0
 	for _, t := range r.Targets {
 		neg := strings.HasPrefix(t, "!")
 		mask, nm, ok := parseTargetMask(strings.TrimPrefix(t, "!"))
 		if !ok {
-			return errors.New("unknown target " + strconv.Quote(t))
+			return nil, errors.New("unknown target " + strconv.Quote(t))
 		}
 		group, _, _ := strings.Cut(strings.TrimPrefix(t, "!"), ":")
 		spec := targetSpec{mask: mask, name: nm, custom: group == "custom_headers"}
@@ -210,11 +98,11 @@ func (r *Rule) compile() error {
 		}
 	}
 	if r.zones == 0 {
-		return errors.New("targets select nothing")
+		return nil, errors.New("targets select nothing")
 	}
 	for _, t := range r.Transforms {
 		if _, ok := transforms[t]; !ok {
-			return errors.New("unknown transform " + strconv.Quote(t))
+			return nil, errors.New("unknown transform " + strconv.Quote(t))
 		}
 	}
 	n := 0
@@ -222,27 +110,25 @@ func (r *Rule) compile() error {
 		n++
 		re, err := regexp.Compile(r.Regex)
 		if err != nil {
-			return errors.New("regex: " + err.Error())
+			return nil, fmt.Errorf("regex: %w", err)
 		}
 		r.re = re
-		r.start, r.skip = matchStart(r.Regex)
-		r.outside, r.whole = wholeOutside(r.Regex)
-		r.anch = nil
-		if r.skip && rareStart(&r.start) {
+		r.start, r.skip = rxlit.MatchStart(r.Regex)
+		r.outside, r.whole = rxlit.WholeOutside(r.Regex)
+		if r.skip && r.start.Rare() {
 			// Every match begins by consuming a byte of start and no
 			// assertion looks behind it, so a match at i is a match of
 			// ^(?:re) on data[i:]: only the few positions holding a start
 			// byte are tried.
 			r.anch = regexp.MustCompile(`^(?:` + r.Regex + `)`)
 		}
-		r.alt = newLitAlt(r.Regex)
+		r.alt = rxlit.NewAlt(r.Regex)
 	}
 	if len(r.Literals) > 0 {
 		n++
-		r.lits = r.lits[:0]
 		for _, l := range r.Literals {
 			if l == "" {
-				return errors.New("empty literal")
+				return nil, errors.New("empty literal")
 			}
 			r.lits = append(r.lits, bytes.ToLower([]byte(l)))
 		}
@@ -258,28 +144,28 @@ func (r *Rule) compile() error {
 		n++
 		d, ok := detectors[r.Detector]
 		if !ok {
-			return errors.New("unknown detector " + strconv.Quote(r.Detector))
+			return nil, errors.New("unknown detector " + strconv.Quote(r.Detector))
 		}
 		r.det = d
 	} else if r.Limit != 0 {
-		return errors.New("limit is only valid with a detector")
+		return nil, errors.New("limit is only valid with a detector")
 	}
 	if r.LongerThan > 0 {
 		n++
 	} else if r.LongerThan < 0 {
-		return errors.New("longer_than must be positive")
+		return nil, errors.New("longer_than must be positive")
 	}
 	if n != 1 {
-		return errors.New("exactly one of regex, literals, equals, detector, longer_than is required")
+		return nil, errors.New("exactly one of regex, literals, equals, detector, longer_than is required")
 	}
 	if r.Negate && r.re == nil && r.equals == nil && r.lits == nil {
-		return errors.New("negate needs regex, literals or equals")
+		return nil, errors.New("negate needs regex, literals or equals")
 	}
 	if r.Score < 0 || r.Score > 100 {
-		return errors.New("score " + strconv.Itoa(r.Score) + " out of range 0–100")
+		return nil, errors.New("score " + strconv.Itoa(r.Score) + " out of range 0–100")
 	}
 	if r.Paranoia < 1 || r.Paranoia > 4 {
-		return errors.New("paranoia " + strconv.Itoa(r.Paranoia) + " out of range 1–4")
+		return nil, errors.New("paranoia " + strconv.Itoa(r.Paranoia) + " out of range 1–4")
 	}
 	switch r.Action {
 	case "":
@@ -288,9 +174,9 @@ func (r *Rule) compile() error {
 	case "detect":
 		r.logOnly = true
 	default:
-		return errors.New("unknown action " + strconv.Quote(r.Action))
+		return nil, errors.New("unknown action " + strconv.Quote(r.Action))
 	}
-	return nil
+	return r, nil
 }
 
 // takes reports whether spec t selects values of slot sl (by name or not):
@@ -369,223 +255,4 @@ func (r *Rule) accepts(v *value) bool {
 		}
 	}
 	return true
-}
-
-// matchValue runs r's matcher on an already transformed value and returns
-// the matched span (the whole value for negated rules).
-func (r *Rule) matchValue(st *evalState, data []byte) (int, int, bool) {
-	s, e, ok := r.matchRaw(st, data)
-	if r.Negate {
-		return 0, len(data), !ok
-	}
-	return s, e, ok
-}
-
-func (r *Rule) matchRaw(st *evalState, data []byte) (int, int, bool) {
-	if r.whole && (st == nil || !st.rs.noFilter) && r.outside.index(data) >= 0 {
-		return 0, 0, false // a byte no match of the whole value can hold
-	}
-	switch {
-	case r.alt != nil && (st == nil || !st.rs.noFilter):
-		return r.alt.find(data)
-	case r.anch != nil && (st == nil || !st.rs.noFilter):
-		for off := 0; off < len(data); off++ {
-			i := r.start.index(data[off:])
-			if i < 0 {
-				break
-			}
-			off += i
-			if loc := r.anch.FindIndex(data[off:]); loc != nil {
-				return off, off + loc[1], true
-			}
-		}
-		return 0, 0, false
-	case r.re != nil:
-		off := 0
-		if r.skip && (st == nil || !st.rs.noFilter) {
-			// No match starts before the first byte that can start one.
-			if off = r.start.index(data); off < 0 {
-				return 0, 0, false
-			}
-		}
-		loc := r.re.FindIndex(data[off:])
-		if loc == nil {
-			return 0, 0, false
-		}
-		return off + loc[0], off + loc[1], true
-	case r.lits != nil:
-		for _, l := range r.lits {
-			if i := indexFold(data, l); i >= 0 {
-				return i, i + len(l), true
-			}
-		}
-		return 0, 0, false
-	case r.equals != nil:
-		if len(data) > 256 {
-			return 0, 0, false
-		}
-		var buf [256]byte
-		n := copy(buf[:], data)
-		for i := 0; i < n; i++ {
-			buf[i] = lower(buf[i])
-		}
-		if _, ok := r.equals[string(buf[:n])]; ok {
-			return 0, len(data), true
-		}
-		return 0, 0, false
-	case r.det != nil:
-		return r.det(st, r, data)
-	case r.LongerThan > 0:
-		if len(data) > r.LongerThan {
-			return r.LongerThan, len(data), true
-		}
-	}
-	return 0, 0, false
-}
-
-// indexFold returns the first index of lit (lower-case) in b, comparing
-// ASCII case-insensitively, or -1.
-func indexFold(b, lit []byte) int {
-	if len(lit) == 0 {
-		return 0
-	}
-	first := lit[0]
-	for i := 0; i+len(lit) <= len(b); i++ {
-		if lower(b[i]) != first {
-			continue
-		}
-		j := 1
-		for j < len(lit) && lower(b[i+j]) == lit[j] {
-			j++
-		}
-		if j == len(lit) {
-			return i
-		}
-	}
-	return -1
-}
-
-// litAlt matches a regular expression that is a finite set of ASCII
-// literals of at least litAltMin bytes (`(?:Byb2Nlc3NCdWlsZGVy|…)`)
-// exactly as the regexp package does, without its NFA: the leftmost
-// position where some literal occurs, and there the first literal in the
-// expression's order (leftmost-first). Positions are sieved by a hash of
-// their first litAltMin bytes.
-type litAlt struct {
-	lits  []string         // in the expression's order
-	heads map[uint32][]int // first litAltMin bytes → indices of lits, in order
-	sieve [1 << litAltHashBits / 64]uint64
-}
-
-const (
-	litAltMin      = 3
-	litAltMax      = 1024 // literals
-	litAltHashBits = 12
-)
-
-func litAltKey(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 }
-
-func litAltHash(k uint32) uint32 { return (k * 0x9e3779b1) >> (32 - litAltHashBits) }
-
-// newLitAlt returns the literal matcher of expr, or nil when expr is not a
-// finite set of case-sensitive ASCII literals of at least litAltMin bytes.
-func newLitAlt(expr string) *litAlt {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	lits, ok := literalStrings(re)
-	if !ok || len(lits) < 2 {
-		return nil
-	}
-	a := &litAlt{lits: lits, heads: map[uint32][]int{}}
-	for i, l := range lits {
-		if len(l) < litAltMin {
-			return nil
-		}
-		k := litAltKey([]byte(l))
-		a.heads[k] = append(a.heads[k], i)
-		h := litAltHash(k)
-		a.sieve[h>>6] |= 1 << (h & 63)
-	}
-	return a
-}
-
-// literalStrings returns every string re matches, in leftmost-first
-// order (for x(a|b): xa before xb), when re is built of case-sensitive
-// ASCII literals, small ASCII classes, concatenation and alternation only.
-func literalStrings(re *syntax.Regexp) ([]string, bool) {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
-			return nil, false
-		}
-		b := make([]byte, 0, len(re.Rune))
-		for _, r := range re.Rune {
-			if r >= utf8.RuneSelf {
-				return nil, false
-			}
-			b = append(b, byte(r))
-		}
-		return []string{string(b)}, true
-	case syntax.OpCharClass:
-		// Members are exclusive at one position: their order is moot.
-		var out []string
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				if r >= utf8.RuneSelf || len(out) == 8 {
-					return nil, false
-				}
-				out = append(out, string(rune(r)))
-			}
-		}
-		return out, len(out) > 0
-	case syntax.OpEmptyMatch:
-		return []string{""}, true
-	case syntax.OpCapture:
-		return literalStrings(re.Sub[0])
-	case syntax.OpConcat:
-		out := []string{""}
-		for _, sub := range re.Sub {
-			s, ok := literalStrings(sub)
-			if !ok || len(out)*len(s) > litAltMax {
-				return nil, false
-			}
-			next := make([]string, 0, len(out)*len(s))
-			for _, a := range out {
-				for _, b := range s {
-					next = append(next, a+b)
-				}
-			}
-			out = next
-		}
-		return out, true
-	case syntax.OpAlternate:
-		var out []string
-		for _, sub := range re.Sub {
-			s, ok := literalStrings(sub)
-			if !ok || len(out)+len(s) > litAltMax {
-				return nil, false
-			}
-			out = append(out, s...)
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-// find returns the span of the leftmost-first match in data.
-func (a *litAlt) find(data []byte) (int, int, bool) {
-	for i := 0; i+litAltMin <= len(data); i++ {
-		k := litAltKey(data[i:])
-		if h := litAltHash(k); a.sieve[h>>6]&(1<<(h&63)) == 0 {
-			continue
-		}
-		for _, j := range a.heads[k] {
-			if l := a.lits[j]; len(l) <= len(data)-i && string(data[i:i+len(l)]) == l {
-				return i, i + len(l), true
-			}
-		}
-	}
-	return 0, 0, false
 }

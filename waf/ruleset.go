@@ -2,13 +2,14 @@ package waf
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
-	"regexp/syntax"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
+
+	"edge/waf/internal/ahocorasick"
 )
 
 // RuleSet is a compiled, immutable set of rules.
@@ -22,17 +23,17 @@ type RuleSet struct {
 	byZone [numZones][]int
 	// ac is the prefilter: every literal of every required set (key) of
 	// every literal, equals or regex rule; a scan sets the key bits found.
-	ac       *acMatcher // compact scan (blanks skipped)
-	acRaw    *acMatcher // raw scan, for keys made of blanks
+	ac       *automaton // compact scan (blanks skipped)
+	acRaw    *automaton // raw scan, for keys made of blanks
 	keyWords int        // uint64 words in a key bitset
 	keyRule  []int32    // rule of each key
 	trigKeys []uint64
 	words    int // uint64 words in a rule bitset
-	// zoneRules and zoneAlways are, per paranoia level (0–4) and slot, the
+	// slotRules and slotAlways are, per paranoia level (0–4) and slot, the
 	// rules that may run, and those of them that have no prefilter.
-	zoneRules  [maxParanoia + 1][numSlots][]uint64
-	zoneAlways [maxParanoia + 1][numSlots][]uint64
-	// scanChains are, per slot, the chains whose forms inspect scans for
+	slotRules  [maxParanoia + 1][numSlots][]uint64
+	slotAlways [maxParanoia + 1][numSlots][]uint64
+	// scanChains are, per slot, the chains whose forms candidates scans for
 	// keys: every chain the slot's rules use without its trailing lowercase
 	// steps, once each, in ascending order (parents first).
 	scanChains [numSlots][]int
@@ -43,7 +44,7 @@ type RuleSet struct {
 	// the slot's rules (shared between slots with the same rules; ac itself
 	// when the slot has more than a quarter of them): fewer states to miss
 	// cache on and no outputs for rules that cannot run there.
-	slotAC [numSlots]*acMatcher
+	slotAC [numSlots]*automaton
 	// slotAll are, per slot, the rules that accept every value of the slot
 	// whatever its name (Rule.accepts need not be asked).
 	slotAll [numSlots][]uint64
@@ -68,9 +69,6 @@ type RuleSet struct {
 	anyPlan *valuePlan
 }
 
-// maxKeyLen bounds the length of a prefilter literal.
-const maxKeyLen = 8
-
 // maxParanoia is the highest rule paranoia level.
 const maxParanoia = 4
 
@@ -85,7 +83,7 @@ type chain struct {
 	adds   uint32     // classes fn's output may have that its input lacks
 	fold   uint32     // trigger classes that only make fn fold case
 	empty  uint32     // classes without which fn's output is empty
-	ac     *acMatcher // scans the chain's new forms (nil: the shared one)
+	ac     *automaton // scans the chain's new forms (nil: the shared one)
 	path   uint32     // trig of every transform of the chain
 	name   string
 	names  []string // full chain, for explain
@@ -104,29 +102,29 @@ type chainHot struct {
 func Load(dir string) (*RuleSet, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.toml"))
 	if err != nil {
-		return nil, errors.New("waf: " + err.Error())
+		return nil, fmt.Errorf("waf: %w", err)
 	}
 	if len(files) == 0 {
 		return nil, errors.New("waf: no *.toml rule files in " + dir)
 	}
 	sort.Strings(files)
 	var all []*Rule
-	var errs []string
+	var errs []error
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			errs = append(errs, err.Error())
+			errs = append(errs, fmt.Errorf("waf: %w", err))
 			continue
 		}
 		rs, err := Parse(f, data)
 		if err != nil {
-			errs = append(errs, strings.TrimPrefix(err.Error(), "waf: "))
+			errs = append(errs, err)
 			continue
 		}
 		all = append(all, rs...)
 	}
 	if len(errs) > 0 {
-		return nil, errors.New("waf: " + strings.Join(errs, "; "))
+		return nil, errors.Join(errs...)
 	}
 	return NewRuleSet(all)
 }
@@ -172,13 +170,13 @@ func NewRuleSet(rules []*Rule) (*RuleSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.buildZones(compactPs); err != nil {
+	if err := rs.buildSlots(compactPs); err != nil {
 		return nil, err
 	}
 	rs.markEmptyTriggers()
 	for sl := slot(1); sl < numSlots; sl++ {
 		rs.slotPure[sl] = true
-		for _, ri := range rs.slotRules(sl) {
+		for _, ri := range rs.rulesIn(sl) {
 			if requestDetectors[rs.rules[ri].Detector] {
 				rs.slotPure[sl] = false
 			}
@@ -208,253 +206,18 @@ func (rs *RuleSet) intern(parent int, name string) int {
 	return len(rs.chains) - 1
 }
 
-// buildPrefilters derives each rule's prefilter: alternatives of required
-// literal sets (keys). A literal or equals rule has one alternative with one
-// key (its literals); a regex rule those of requiredSets. Every literal of
-// every key goes into one of two automata (compact or raw scan); a rule is
-// admitted for a form when all keys of one of its alternatives are found,
-// and the first key of each alternative (its most selective) is a trigger
-// that makes the rule a candidate.
-func (rs *RuleSet) buildPrefilters() ([]acPattern, error) {
-	var compactPs, rawPs []acPattern
-	rs.keyRule = rs.keyRule[:0]
-	for _, r := range rs.rules {
-		r.alts, r.pf = r.alts[:0], false
-		r.gate, r.need, r.minLen = detectorGate[r.Detector], 0, 0
-		if r.LongerThan > 0 && len(r.Transforms) == 0 {
-			r.minLen = r.LongerThan + 1
-		}
-		if r.gate != 0 {
-			r.need = r.gate
-			for _, c := range r.chains {
-				r.need |= rs.chains[c].path
-			}
-		}
-		if r.Negate {
-			continue
-		}
-		var alts []keySets
-		switch {
-		case r.lits != nil:
-			alts = literalKeys(r.lits, "", "")
-		case r.equals != nil:
-			eq := make([][]byte, 0, len(r.equals))
-			for e := range r.equals {
-				eq = append(eq, []byte(e))
-			}
-			sort.Slice(eq, func(i, j int) bool { return string(eq[i]) < string(eq[j]) })
-			alts = literalKeys(eq, markBOT, markEOT) // the whole value
-		case r.re != nil:
-			alts = requiredSets(r.re.String())
-		}
-		if len(alts) == 0 {
-			continue
-		}
-		r.pf = true
-		for _, a := range alts {
-			var keys []int32
-			add := func(set []string, raw bool) {
-				k := int32(len(rs.keyRule))
-				rs.keyRule = append(rs.keyRule, int32(r.idx))
-				keys = append(keys, k)
-				for _, l := range set {
-					// Any part of a required literal is required too: a
-					// bounded length keeps the automaton small.
-					l = l[:min(len(l), maxKeyLen)]
-					if raw {
-						rawPs = append(rawPs, acPattern{lit: l, rule: int(k)})
-					} else {
-						compactPs = append(compactPs, acPattern{lit: l, rule: int(k)})
-					}
-				}
-			}
-			for _, set := range a.sets {
-				add(set, false)
-			}
-			for _, set := range a.raw {
-				add(set, true)
-			}
-			// The trigger (first key) is the set least likely to occur in
-			// ordinary text (rarity).
-			best, bestScore := 0, -1
-			for i, set := range append(append([][]string(nil), a.sets...), a.raw...) {
-				if sc := rarity(set); sc > bestScore {
-					best, bestScore = i, sc
-				}
-			}
-			keys[0], keys[best] = keys[best], keys[0]
-			r.alts = append(r.alts, keys)
-		}
-	}
-	rs.keyWords = (len(rs.keyRule) + 63) / 64
-	rs.trigKeys = make([]uint64, rs.keyWords)
-	for _, r := range rs.rules {
-		for _, keys := range r.alts {
-			k := keys[0]
-			rs.trigKeys[k>>6] |= 1 << (uint(k) & 63)
-		}
-	}
-	rs.ac, rs.acRaw = nil, nil
-	var err error
-	if len(compactPs) > 0 {
-		if rs.ac, err = buildAC(compactPs); err != nil {
-			return nil, err
-		}
-	}
-	if len(rawPs) > 0 {
-		if rs.acRaw, err = buildAC(rawPs); err != nil {
-			return nil, err
-		}
-	}
-	return compactPs, rs.buildTransformACs(compactPs)
-}
-
-// markEmptyTriggers sets emptyTrig on every automaton of rs.
-func (rs *RuleSet) markEmptyTriggers() {
-	bits := make([]uint64, rs.keyWords)
-	mark := func(m *acMatcher) {
-		if m == nil {
-			return
-		}
-		clear(bits)
-		var dirty uint64
-		m.scan(nil, bits, &dirty, true)
-		m.emptyTrig = false
-		for i, x := range bits {
-			if x&rs.trigKeys[i] != 0 {
-				m.emptyTrig = true
-			}
-		}
-	}
-	mark(rs.ac)
-	mark(rs.acRaw)
-	for c := range rs.chains {
-		mark(rs.chains[c].ac)
-	}
-	for _, m := range rs.slotAC {
-		mark(m)
-	}
-}
-
-// rarity scores how seldom a key set occurs in ordinary text, by its
-// commonest-looking literal (as scanned: at most maxKeyLen bytes): each
-// byte counts, a line break three times, and a byte that is not a letter,
-// digit, blank or value boundary five times — text is mostly words, so "; " is rarer than
-// " g", and "union" rarer than "or".
-func rarity(set []string) int {
-	score := -1
-	for _, l := range set {
-		l = l[:min(len(l), maxKeyLen)]
-		n := 0
-		for i := 0; i < len(l); i++ {
-			c := lower(l[i])
-			if c == symNL[0] {
-				n += 3 // a line break: rarer in a value than a space, commoner than punctuation
-			} else if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || blankByte[c] || c == markBOT[0] || c == markEOT[0] {
-				n++
-			} else {
-				n += 5
-			}
-		}
-		if score < 0 || n < score {
-			score = n
-		}
-	}
-	return score
-}
-
-// keysOf returns the patterns of ps whose key belongs to a rule marked in
-// rules (indexed by rule).
-func (rs *RuleSet) keysOf(ps []acPattern, rules []bool) []acPattern {
-	var out []acPattern
-	for _, p := range ps {
-		if rules[rs.keyRule[p.rule]] {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// buildTransformACs gives every chain ending in transform T the compact
-// keys of the rules whose chains contain T, when those are fewer than a
-// quarter of the rules (base64 decodings always: long runs of noise few
-// rules read). A form T creates is read only by such rules: by chains that
-// extend it while leaving the bytes unchanged (or changing only their
-// case), and by other chains applying T to the same bytes. So the text
-// remove_ws or cmdline makes of a value is scanned for a few hundred keys,
-// not for all of them.
-func (rs *RuleSet) buildTransformACs(compactPs []acPattern) error {
-	byName := map[string]*acMatcher{}
-	for c := 1; c < len(rs.chains); c++ {
-		t := rs.chains[c].name
-		if rs.chains[c].lower {
-			continue // never creates a form
-		}
-		ac, done := byName[t]
-		if !done {
-			uses := make([]bool, len(rs.rules))
-			n := 0
-			for _, r := range rs.rules {
-			rule:
-				for _, rc := range r.chains {
-					for _, name := range rs.chains[rc].names {
-						if name == t {
-							uses[r.idx] = true
-							n++
-							break rule
-						}
-					}
-				}
-			}
-			if 4*n < len(rs.rules) || strings.HasPrefix(t, "base64") {
-				if ps := rs.keysOf(compactPs, uses); len(ps) > 0 {
-					var err error
-					if ac, err = buildAC(ps); err != nil {
-						return err
-					}
-				}
-			}
-			byName[t] = ac
-		}
-		rs.chains[c].ac = ac
-	}
-	return nil
-}
-
-// literalKeys is the one-key prefilter of a literal or equals matcher
-// (each literal between pre and post): compact unless some literal is all
-// blanks; nil when some literal is empty.
-func literalKeys(lits [][]byte, pre, post string) []keySets {
-	var set []string
-	for _, l := range lits {
-		if len(l) == 0 {
-			return nil
-		}
-		// A literal's blank runs are scan symbols, and one at either end
-		// may be part of a longer run: analyse it as a regex literal.
-		in := analyse(&syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune(string(l))}, false)
-		if in.exact == nil || len(set)+len(in.exact) > maxJunction {
-			return nil
-		}
-		for _, e := range in.exact {
-			set = append(set, pre+e+post)
-		}
-	}
-	return []keySets{{sets: [][]string{set}}}
-}
-
-// buildZones fills zoneRules, zoneAlways, scanChains and slotAC.
-func (rs *RuleSet) buildZones(compactPs []acPattern) error {
-	shared := map[string]*acMatcher{}
+// buildSlots fills slotRules, slotAlways, scanChains and slotAC.
+func (rs *RuleSet) buildSlots(compactPs []ahocorasick.Pattern) error {
+	shared := map[string]*automaton{}
 	for sl := slot(1); sl < numSlots; sl++ {
 		used := make([]bool, len(rs.chains))
 		for p := 0; p <= maxParanoia; p++ {
-			rs.zoneRules[p][sl] = make([]uint64, rs.words)
-			rs.zoneAlways[p][sl] = make([]uint64, rs.words)
+			rs.slotRules[p][sl] = make([]uint64, rs.words)
+			rs.slotAlways[p][sl] = make([]uint64, rs.words)
 		}
 		in := make([]bool, len(rs.rules))
 		rs.slotAll[sl] = make([]uint64, rs.words)
-		for _, ri := range rs.slotRules(sl) {
+		for _, ri := range rs.rulesIn(sl) {
 			r := rs.rules[ri]
 			in[ri] = true
 			if r.acceptsAll(sl) {
@@ -476,9 +239,9 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) error {
 				used[c] = true
 			}
 			for p := r.Paranoia; p <= maxParanoia; p++ {
-				rs.zoneRules[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
+				rs.slotRules[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
 				if !r.pf {
-					rs.zoneAlways[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
+					rs.slotAlways[p][sl][ri>>6] |= 1 << (uint(ri) & 63)
 				}
 			}
 		}
@@ -507,9 +270,9 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) error {
 			// would cost megabytes for little gain.
 			rs.slotAC[sl] = rs.ac
 		case len(ps) > 0:
-			sig := string(bitsetBytes(rs.zoneRules[maxParanoia][sl]))
+			sig := string(bitsetBytes(rs.slotRules[maxParanoia][sl]))
 			if shared[sig] == nil {
-				ac, err := buildAC(ps)
+				ac, err := newAutomaton(ps)
 				if err != nil {
 					return err
 				}
@@ -521,11 +284,11 @@ func (rs *RuleSet) buildZones(compactPs []acPattern) error {
 	return nil
 }
 
-// slotRules returns the indices of the rules that may inspect values of
+// rulesIn returns the indices of the rules that may inspect values of
 // slot sl, in rule order: the rules of its zone with a target that takes
 // the slot (targetSpec.takes: "inputs" alone skips structural headers,
 // "custom_headers" takes custom ones only).
-func (rs *RuleSet) slotRules(sl slot) []int {
+func (rs *RuleSet) rulesIn(sl slot) []int {
 	var out []int
 	for _, ri := range rs.byZone[zoneOf(sl)] {
 		if rs.rules[ri].mayAccept(sl) {
@@ -565,7 +328,7 @@ func (rs *RuleSet) CategoryCounts() map[string]int {
 func (rs *RuleSet) withoutPrefilter() *RuleSet {
 	ref := &RuleSet{rules: rs.rules, byID: rs.byID, chains: rs.chains, hot: rs.hot, byZone: rs.byZone, ac: rs.ac, acRaw: rs.acRaw,
 		keyWords: rs.keyWords, keyRule: rs.keyRule, trigKeys: rs.trigKeys, words: rs.words,
-		zoneRules: rs.zoneRules, zoneAlways: rs.zoneAlways, scanChains: rs.scanChains, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
+		slotRules: rs.slotRules, slotAlways: rs.slotAlways, scanChains: rs.scanChains, scanAny: rs.scanAny, slotAC: rs.slotAC, slotAll: rs.slotAll, slotNamed: rs.slotNamed, slotByName: rs.slotByName,
 		noFilter: true}
 	ref.anyPlan = ref.buildPlan(clsAny, true) // every step of every chain
 	return ref

@@ -23,13 +23,13 @@ func TestSlotTables(t *testing.T) {
 	}
 	for z := zone(1); z < numZones; z++ {
 		for name := range names {
-			v := value{zone: z, slot: z, name: []byte(name)}
+			v := value{zone: z, slot: slot(z), name: []byte(name)}
 			if z == zoneHeader {
 				v.slot = headerSlot(v.name)
 			}
 			for _, r := range rs.rules {
 				bit := uint64(1) << (uint(r.idx) & 63)
-				in := rs.zoneRules[r.Paranoia][v.slot][r.idx>>6]&bit != 0
+				in := rs.slotRules[r.Paranoia][v.slot][r.idx>>6]&bit != 0
 				all := rs.slotAll[v.slot][r.idx>>6]&bit != 0
 				acc := r.accepts(&v)
 				if acc && !in {
@@ -59,7 +59,7 @@ func TestSlotTables(t *testing.T) {
 	// "inputs" alone, and none of the inputs battery.
 	n := 0
 	for _, r := range rs.rules {
-		if rs.zoneRules[maxParanoia][slotStructural][r.idx>>6]&(1<<(uint(r.idx)&63)) == 0 {
+		if rs.slotRules[maxParanoia][slotStructural][r.idx>>6]&(1<<(uint(r.idx)&63)) == 0 {
 			continue
 		}
 		n++
@@ -77,8 +77,8 @@ func TestSlotTables(t *testing.T) {
 func TestHeaderSlot(t *testing.T) {
 	for name, want := range map[string]slot{
 		"Accept": slotStructural, "content-type": slotStructural, "COOKIE": slotStructural,
-		"User-Agent": zoneHeader, "referer": zoneHeader, "Origin": zoneHeader, "X-Forwarded-For": zoneHeader,
-		"Sec-CH-UA-Arch": zoneHeader, "Access-Control-Request-Headers": zoneHeader, "traceparent": zoneHeader,
+		"User-Agent": slotHeader, "referer": slotHeader, "Origin": slotHeader, "X-Forwarded-For": slotHeader,
+		"Sec-CH-UA-Arch": slotHeader, "Access-Control-Request-Headers": slotHeader, "traceparent": slotHeader,
 		"X-Search": slotCustomHeader, "x-api-filter": slotCustomHeader, "Api-Query": slotCustomHeader,
 		strings.Repeat("x", 41): slotCustomHeader,
 	} {
@@ -89,8 +89,8 @@ func TestHeaderSlot(t *testing.T) {
 	// "custom_headers" takes the custom slot only; "headers" and "inputs"
 	// take it too.
 	spec := func(target string) targetSpec {
-		r := &Rule{ID: "T-001", Category: "t", Description: "d", Targets: []string{target}, Literals: []string{"x"}, Score: 5, Paranoia: 1}
-		if err := r.compile(); err != nil {
+		r, err := compileRule(&RuleSpec{ID: "T-001", Category: "t", Description: "d", Targets: []string{target}, Literals: []string{"x"}, Score: 5, Paranoia: 1})
+		if err != nil {
 			t.Fatal(err)
 		}
 		return r.include[0]
@@ -101,9 +101,9 @@ func TestHeaderSlot(t *testing.T) {
 		custom, hdr, inp bool
 	}{
 		{slotCustomHeader, true, true, true},
-		{zoneHeader, false, true, true},
+		{slotHeader, false, true, true},
 		{slotStructural, false, true, false},
-		{zoneQueryArg, false, false, true},
+		{slot(zoneQueryArg), false, false, true},
 	} {
 		if c.takes(tc.sl) != tc.custom || h.takes(tc.sl) != tc.hdr || in.takes(tc.sl) != tc.inp {
 			t.Errorf("slot %d: custom_headers/headers/inputs take it %v/%v/%v, want %v/%v/%v",
@@ -118,10 +118,10 @@ func TestHeaderSlot(t *testing.T) {
 		target string
 		sl     slot
 	}{
-		{"header:user-agent", zoneHeader}, {"header:accept", slotStructural}, {"header:x-search", slotCustomHeader},
+		{"header:user-agent", slotHeader}, {"header:accept", slotStructural}, {"header:x-search", slotCustomHeader},
 	} {
 		sp := spec(tc.target)
-		for _, sl := range []slot{zoneHeader, slotStructural, slotCustomHeader} {
+		for _, sl := range []slot{slotHeader, slotStructural, slotCustomHeader} {
 			if sp.takes(sl) != (sl == tc.sl) {
 				t.Errorf("%s takes slot %d: %v, want %v", tc.target, sl, sp.takes(sl), sl == tc.sl)
 			}

@@ -134,22 +134,6 @@ var transforms = map[string]transformFunc{
 	"base64_scan":      base64Scan,
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
-
 // urlDecodeOnce decodes %XX and %uXXXX once; '+' is left alone (form decoding
 // of arguments happens at extraction). Invalid escapes are copied verbatim.
 func urlDecodeOnce(dst, src []byte) []byte {
@@ -230,15 +214,6 @@ func urlDecodeRepeat(dst, src []byte) []byte {
 		dst = dst[:start+m]
 	}
 	return dst
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func lowercase(dst, src []byte) []byte {
@@ -402,24 +377,6 @@ func removeSQLComments(dst, src []byte) []byte {
 		}
 	}
 	return dst
-}
-
-func indexPair(b []byte, from int, a, c byte) int {
-	for i := from; i+1 < len(b); i++ {
-		if b[i] == a && b[i+1] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func indexByteFrom(b []byte, from int, c byte) int {
-	for i := from; i < len(b); i++ {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // decodeOverlongUTF8 maps the overlong encodings of ASCII characters

@@ -4,6 +4,13 @@ import (
 	"strconv"
 )
 
+// The verdict: step 6 of an evaluation. Every match is recorded with its
+// explanation and adds the rule's score (record); once every value is
+// inspected, the request is blocked or flagged when its score reaches the
+// policy's threshold or a matched rule forces a block (verdict). Verdict and
+// its methods are what the root reads: the action, the rule ids for logs,
+// metrics and the Edge-WAF header, and the 403 body.
+
 // Action is the outcome of an evaluation.
 type Action uint8
 
@@ -44,6 +51,10 @@ type Verdict struct {
 	Matches []Match
 	// BodyTruncated reports that the body was inspected only up to a limit.
 	BodyTruncated bool
+	// MemoHits is the number of values the policy's header memo let this
+	// evaluation skip. The package keeps no counters of its own: the root
+	// adds it up per server (edge_waf_memo_hits_total).
+	MemoHits int
 }
 
 // RuleIDs appends the matched rule ids to dst.
@@ -164,4 +175,50 @@ func escapeFragment(b []byte) string {
 		out = append(out, "..."...)
 	}
 	return string(out)
+}
+
+// verdict decides the request once every value is inspected: the policy's
+// action when the score reaches its threshold or a matched rule forces a
+// block (action = "block"), allow otherwise.
+func (st *evalState) verdict() Verdict {
+	v := Verdict{Score: st.score, BodyTruncated: st.bodyTruncated, MemoHits: st.memoHits}
+	if len(st.matches) > 0 {
+		v.Matches = append([]Match(nil), st.matches...)
+	}
+	if st.score >= st.pol.Threshold || st.force {
+		if st.pol.Mode == ModeBlock {
+			v.Action = ActionBlock
+		} else {
+			v.Action = ActionDetect
+		}
+	}
+	return v
+}
+
+// record adds rule r's match on value v — under chain c, the matched bytes
+// frag — to the request's matches and, unless the rule only logs
+// (action = "detect"), its score to the request's.
+func (st *evalState) record(r *Rule, v *value, c int, frag []byte) {
+	st.hit[r.idx>>6] |= 1 << (uint(r.idx) & 63)
+	st.anyHit = true
+	target := v.zone.String()
+	if len(v.name) > 0 {
+		target = target + ":" + string(v.name)
+	}
+	st.matches = append(st.matches, Match{
+		RuleID:     r.ID,
+		Category:   r.Category,
+		Score:      r.Score,
+		Paranoia:   r.Paranoia,
+		Target:     target,
+		Transforms: st.rs.chains[c].names,
+		Fragment:   escapeFragment(frag),
+	})
+	if r.logOnly {
+		return
+	}
+	st.score += r.Score
+	if r.force {
+		st.force = true
+	}
 }

@@ -119,12 +119,16 @@ func parseTargetMask(s string) (zoneMask, string, bool) {
 	return m, strings.ToLower(name), true
 }
 
-// slot selects the rules, chains and automaton that inspect a value: its
-// zone, except that structural headers have a slot of their own (the
-// "inputs" rules skip them).
-type slot = zone
+// slot selects the rules, chains and automaton that inspect a value. It is
+// the value's zone (slot(z), same number), except that header values are
+// split three ways by name (headerSlot): structural headers (protocol
+// plumbing, which the "inputs" rules skip) and an application's custom
+// headers (which "custom_headers" reads) have slots of their own past the
+// zones, and the other headers keep the header zone's slot.
+type slot uint8
 
 const (
+	slotHeader       = slot(zoneHeader) // a standard header: the header zone's own slot
 	slotStructural   = slot(numZones)
 	slotCustomHeader = slotStructural + 1 // an application's own header (headerSlot)
 	numSlots         = slotCustomHeader + 1
@@ -154,7 +158,7 @@ func headerSlotLower(h []byte) slot {
 	case structuralName(h):
 		return slotStructural
 	case standardName(h):
-		return zoneHeader
+		return slotHeader
 	}
 	return slotCustomHeader
 }

@@ -8,7 +8,7 @@ package quality
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -136,7 +136,7 @@ func Run(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss func(M
 func eachLine(dir, f string, fn func(m meta, line []byte, r *http.Request, body []byte)) error {
 	fh, err := os.Open(filepath.Join(dir, f+".jsonl"))
 	if err != nil {
-		return errors.New("quality: " + err.Error())
+		return fmt.Errorf("quality: %w", err)
 	}
 	defer fh.Close()
 	want := "block"
@@ -149,7 +149,7 @@ func eachLine(dir, f string, fn func(m meta, line []byte, r *http.Request, body 
 		line := sc.Bytes()
 		var m meta
 		if err := json.Unmarshal(line, &m); err != nil {
-			return errors.New("quality: " + f + ": " + err.Error())
+			return fmt.Errorf("quality: %s: %w", f, err)
 		}
 		if m.Expect != want {
 			continue
@@ -161,7 +161,7 @@ func eachLine(dir, f string, fn func(m meta, line []byte, r *http.Request, body 
 		fn(m, line, r, body)
 	}
 	if err := sc.Err(); err != nil {
-		return errors.New("quality: " + f + ": " + err.Error())
+		return fmt.Errorf("quality: %s: %w", f, err)
 	}
 	return nil
 }
@@ -169,7 +169,7 @@ func eachLine(dir, f string, fn func(m meta, line []byte, r *http.Request, body 
 func readCoraza(path string) (map[string]coraza, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, errors.New("quality: " + err.Error())
+		return nil, fmt.Errorf("quality: %w", err)
 	}
 	defer fh.Close()
 	out := map[string]coraza{}
@@ -178,7 +178,7 @@ func readCoraza(path string) (map[string]coraza, error) {
 	for sc.Scan() {
 		var c coraza
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			return nil, errors.New("quality: " + path + ": " + err.Error())
+			return nil, fmt.Errorf("quality: %s: %w", path, err)
 		}
 		out[c.ID] = c
 	}

@@ -1,4 +1,4 @@
-package waf
+package sqli
 
 import (
 	"bufio"
@@ -12,29 +12,16 @@ import (
 	"testing"
 )
 
-// TestDetectSQLi pins the token patterns of the SQL analyser, including the
-// shapes added for logic operators glued to '(', NOT GLOB/LIKE after a
-// quote, quote-operator-identifier-comment, SET @var and a comparison cut
-// off by "or--".
-// detectorCase is one value and whether a detector must fire on it.
-type detectorCase struct {
-	in   string
-	want bool
-}
-
-// checkDetector runs a detector on every case.
-func checkDetector(t *testing.T, name string, fn detectorFunc, cases []detectorCase) {
-	t.Helper()
-	st := &evalState{}
-	for _, c := range cases {
-		if _, _, got := fn(st, nil, []byte(c.in)); got != c.want {
-			t.Errorf("%s(%q): got %v, want %v", name, c.in, got, c.want)
-		}
-	}
-}
-
-func TestDetectSQLi(t *testing.T) {
-	checkDetector(t, "detectSQLi", detectSQLi, []detectorCase{
+// TestDetect pins the token patterns of the analyser, including the shapes
+// added for logic operators glued to '(', NOT GLOB/LIKE after a quote,
+// quote-operator-identifier-comment, SET @var and a comparison cut off by
+// "or--".
+func TestDetect(t *testing.T) {
+	sc := &Scanner{}
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
 		{"1 UNION SELECT password FROM users", true},
 		{"x' OR 1=1--", true},
 		{"'or(id glob 1)--", true},
@@ -64,10 +51,14 @@ func TestDetectSQLi(t *testing.T) {
 		{"-1+union+all+select+1,2--", true},
 		{"a+b+c", false},
 		{"dGVzdCtvcisxPTE+aGk=", false},
-	})
+	} {
+		if _, _, got := sc.Detect([]byte(c.in)); got != c.want {
+			t.Errorf("Detect(%q): got %v, want %v", c.in, got, c.want)
+		}
+	}
 }
 
-func TestDetectSQLOpenCall(t *testing.T) {
+func TestOpenCall(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want string // matched span, "" for no match
@@ -85,72 +76,71 @@ func TestDetectSQLOpenCall(t *testing.T) {
 		{"left!!!!!!!(", ""}, // seven separators: more than maxOpenCallSep
 		{"", ""},
 	} {
-		s, e, ok := detectSQLOpenCall(nil, nil, []byte(c.in))
+		s, e, ok := OpenCall([]byte(c.in))
 		got := ""
 		if ok {
 			got = c.in[s:e]
 		}
 		if got != c.want {
-			t.Errorf("detectSQLOpenCall(%q): got %q, want %q", c.in, got, c.want)
+			t.Errorf("OpenCall(%q): got %q, want %q", c.in, got, c.want)
 		}
 	}
 }
 
-// TestSQLOpenCallLongValue: the detector looks only at the value's end.
-func TestSQLOpenCallLongValue(t *testing.T) {
+// TestOpenCallLongValue: OpenCall looks only at the value's end.
+func TestOpenCallLongValue(t *testing.T) {
 	b := make([]byte, 1<<20)
 	for i := range b {
 		b[i] = 'a'
 	}
 	copy(b[len(b)-7:], " sleep(")
-	if _, _, ok := detectSQLOpenCall(nil, nil, b); !ok {
+	if _, _, ok := OpenCall(b); !ok {
 		t.Fatal("got no match for a long value ending in sleep(, want match")
 	}
 	// A 1 MiB word before '(' is no function name, and is not scanned whole.
 	b[len(b)-7] = 'a'
-	if _, _, ok := detectSQLOpenCall(nil, nil, b); ok {
+	if _, _, ok := OpenCall(b); ok {
 		t.Fatal("got match for a long word ending in sleep(, want none")
 	}
-	if n := testing.AllocsPerRun(100, func() { detectSQLOpenCall(nil, nil, b) }); n != 0 && !raceOn {
+	if n := testing.AllocsPerRun(100, func() { OpenCall(b) }); n != 0 && !raceOn {
 		t.Errorf("got %v allocs per call, want 0", n)
 	}
 }
 
-// TestDetectSQLiAllocs: the '+' re-read uses a stack buffer.
-func TestDetectSQLiAllocs(t *testing.T) {
+// TestDetectAllocs: the '+' re-read uses a stack buffer.
+func TestDetectAllocs(t *testing.T) {
 	if raceOn {
 		t.Skip("allocation budget not measurable under -race")
 	}
-	st := &evalState{}
+	sc := &Scanner{}
 	b := []byte("x+y+'+or+'a'='a")
-	detectSQLi(st, nil, b)
-	if n := testing.AllocsPerRun(100, func() { detectSQLi(st, nil, b) }); n != 0 {
+	sc.Detect(b)
+	if n := testing.AllocsPerRun(100, func() { sc.Detect(b) }); n != 0 {
 		t.Errorf("got %v allocs per call, want 0", n)
 	}
 }
 
-// sqliCorporaDir holds the shared corpora (corpus_test.go's corporaDir,
-// which is in the external test package).
-const sqliCorporaDir = "../../shared/corpora/waf"
+// corporaDir holds the shared corpora, found beside the repository.
+const corporaDir = "../../../../shared/corpora/waf"
 
-// sqliCorpusValues returns, deduplicated, every string field of every line
+// corpusValues returns, deduplicated, every string field of every line
 // of the shared corpora (nested ones too), the URI's path and query with
 // their '&' and '=' pieces raw and decoded, and the same pieces of bodies
 // and cookie-like header values; nil when the corpora are absent.
-func sqliCorpusValues(tb testing.TB) []string {
+func corpusValues(tb testing.TB) []string {
 	tb.Helper()
-	sqliCorpus.once.Do(func() { sqliCorpus.vals = loadSQLiCorpusValues(tb) })
-	return sqliCorpus.vals
+	corpus.once.Do(func() { corpus.vals = loadCorpusValues(tb) })
+	return corpus.vals
 }
 
-// sqliCorpus is the corpus values, read once for the tests that use them.
-var sqliCorpus struct {
+// corpus is the corpus values, read once for the tests that use them.
+var corpus struct {
 	once sync.Once
 	vals []string
 }
 
-func loadSQLiCorpusValues(tb testing.TB) []string {
-	files, _ := filepath.Glob(filepath.Join(sqliCorporaDir, "*.jsonl"))
+func loadCorpusValues(tb testing.TB) []string {
+	files, _ := filepath.Glob(filepath.Join(corporaDir, "*.jsonl"))
 	if len(files) == 0 {
 		return nil
 	}
@@ -237,11 +227,11 @@ func loadSQLiCorpusValues(tb testing.TB) []string {
 	return out
 }
 
-// sqliDiff compares the analyser with its full analysis on v (without the
-// sqlMayMatch fast path, which must never hide a match).
-func sqliDiff(st *evalState, v []byte) (got, want [3]int, same bool) {
-	s, e, ok := detectSQLi(st, nil, v)
-	rs, re, rok := detectSQLiAll(st, v)
+// diff compares the analyser with its full analysis on v (without the
+// mayMatch fast path, which must never hide a match).
+func diff(sc *Scanner, v []byte) (got, want [3]int, same bool) {
+	s, e, ok := sc.Detect(v)
+	rs, re, rok := sc.detectAll(v)
 	got = [3]int{s, e, b2i(ok)}
 	want = [3]int{rs, re, b2i(rok)}
 	return got, want, got == want
@@ -254,11 +244,11 @@ func b2i(b bool) int {
 	return 0
 }
 
-// sqliEdgeCases are values where an identifier token starts somewhere
+// edgeCases are values where an identifier token starts somewhere
 // unusual (after "/*!50000", a lone '.', a digit, a '+' of "1e+", an
 // unterminated string), long identifiers around the 48-byte cut, and the
-// byte pairs sqlMayMatch looks for.
-var sqliEdgeCases = []string{
+// byte pairs mayMatch looks for.
+var edgeCases = []string{
 	"/*!50000union*/ select 1", "/*!50000select*/ 1", "x/*!12345union all select 1", ".union select 1",
 	"( .union select 1", "4union select 1", "1e+union+select+1", "1e-union select 1", "`a`union select 1",
 	"1+and+1=1", "1 and 1=1", "1&&1=1", "1||1=1", "a|b&c@d", "@@version", "x=@@version", "set @@x=1",
@@ -271,18 +261,18 @@ var sqliEdgeCases = []string{
 	"x'", "x\"", "'", "\"", "a'b", "1'+or+'1'='1", "O'Reilly", "rock and roll", "+", "++", "a+b",
 }
 
-// TestSQLiDifferential: on the edge cases, and on every corpus value in its
+// TestDifferential: on the edge cases, and on every corpus value in its
 // own case and lower and upper-cased, the analyser gives the verdict and
-// span of its full analysis: sqlMayMatch rules out only values nothing
+// span of its full analysis: mayMatch rules out only values nothing
 // matches.
-func TestSQLiDifferential(t *testing.T) {
-	st := &evalState{}
-	for _, v := range sqliEdgeCases {
-		if got, want, same := sqliDiff(st, []byte(v)); !same {
-			t.Errorf("detectSQLi(%q): got (start, end, match) %v, want %v", v, got, want)
+func TestDifferential(t *testing.T) {
+	sc := &Scanner{}
+	for _, v := range edgeCases {
+		if got, want, same := diff(sc, []byte(v)); !same {
+			t.Errorf("Detect(%q): got (start, end, match) %v, want %v", v, got, want)
 		}
 	}
-	vals := sqliCorpusValues(t)
+	vals := corpusValues(t)
 	if vals == nil {
 		t.Skip("shared corpora not present")
 	}
@@ -290,64 +280,64 @@ func TestSQLiDifferential(t *testing.T) {
 	for _, s := range vals {
 		for _, v := range [...]string{s, strings.ToLower(s), strings.ToUpper(s)} {
 			n++
-			if !sqlMayMatch([]byte(v)) {
+			if !mayMatch([]byte(v)) {
 				fast++
 			}
-			got, want, same := sqliDiff(st, []byte(v))
+			got, want, same := diff(sc, []byte(v))
 			matched += want[2]
 			if !same {
 				diffs++
 				if diffs <= 20 {
-					t.Errorf("detectSQLi(%q): got (start, end, match) %v, want %v", v, got, want)
+					t.Errorf("Detect(%q): got (start, end, match) %v, want %v", v, got, want)
 				}
 			}
 		}
 	}
-	t.Logf("%d values (%d distinct corpus strings): %d matched, %d ruled out by sqlMayMatch, %d differences", n, len(vals), matched, fast, diffs)
+	t.Logf("%d values (%d distinct corpus strings): %d matched, %d ruled out by mayMatch, %d differences", n, len(vals), matched, fast, diffs)
 }
 
-// FuzzSQLiDifferential: sqlMayMatch never rules out a value the full
+// FuzzDifferential: mayMatch never rules out a value the full
 // analysis matches.
-func FuzzSQLiDifferential(f *testing.F) {
-	for _, c := range sqliBenchCases {
+func FuzzDifferential(f *testing.F) {
+	for _, c := range benchCases {
 		f.Add(c.in)
 	}
-	for _, v := range sqliEdgeCases {
+	for _, v := range edgeCases {
 		f.Add(v)
 	}
 	// Under -fuzz every seed is first run for coverage (about 300 a second
 	// here), so fuzzing starts from every 30th value; go test runs them all,
-	// as TestSQLiDifferential does.
+	// as TestDifferential does.
 	step := 1
 	if fl := flag.Lookup("test.fuzz"); fl != nil && fl.Value.String() != "" {
 		step = 30
 	}
-	for i, s := range sqliCorpusValues(f) {
+	for i, s := range corpusValues(f) {
 		if len(s) <= 4096 && i%step == 0 {
 			f.Add(s)
 		}
 	}
-	st := &evalState{}
+	sc := &Scanner{}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, want, same := sqliDiff(st, []byte(s))
+		got, want, same := diff(sc, []byte(s))
 		if !same {
-			t.Fatalf("detectSQLi(%q): got (start, end, match) %v, want %v", s, got, want)
+			t.Fatalf("Detect(%q): got (start, end, match) %v, want %v", s, got, want)
 		}
 	})
 }
 
-// TestSQLiFastPathAllocs: benign values, on and off the fast path, cost no
+// TestFastPathAllocs: benign values, on and off the fast path, cost no
 // allocation.
-func TestSQLiFastPathAllocs(t *testing.T) {
+func TestFastPathAllocs(t *testing.T) {
 	if raceOn {
 		t.Skip("allocation budget not measurable under -race")
 	}
-	st := &evalState{}
-	for _, c := range sqliBenchCases {
+	sc := &Scanner{}
+	for _, c := range benchCases {
 		b := []byte(c.in)
-		detectSQLi(st, nil, b)
-		if n := testing.AllocsPerRun(100, func() { detectSQLi(st, nil, b) }); n != 0 {
-			t.Errorf("detectSQLi(%q): got %v allocs per call, want 0", c.in, n)
+		sc.Detect(b)
+		if n := testing.AllocsPerRun(100, func() { sc.Detect(b) }); n != 0 {
+			t.Errorf("Detect(%q): got %v allocs per call, want 0", c.in, n)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package waf
+package rxlit
 
 import (
 	"regexp"
@@ -26,12 +26,12 @@ func TestMatchStart(t *testing.T) {
 		{`\x{FFFD}x`, true, "\x80\xef", "x"},
 	}
 	for _, tc := range tests {
-		set, skip := matchStart(tc.re)
+		set, skip := MatchStart(tc.re)
 		if skip != tc.skip {
-			t.Errorf("matchStart(%q): got skip %v, want %v", tc.re, skip, tc.skip)
+			t.Errorf("MatchStart(%q): got skip %v, want %v", tc.re, skip, tc.skip)
 			continue
 		}
-		checkSet(t, "matchStart("+tc.re+")", &set, tc.in, tc.out)
+		checkSet(t, "MatchStart("+tc.re+")", &set, tc.in, tc.out)
 	}
 }
 
@@ -54,35 +54,35 @@ func TestWholeOutside(t *testing.T) {
 		{`(?m)^ab$`, false, "", ""},
 		{`^a$|^b$`, false, "", ""},
 	} {
-		set, whole := wholeOutside(tc.re)
+		set, whole := WholeOutside(tc.re)
 		if whole != tc.whole {
-			t.Errorf("wholeOutside(%q): whole %v, want %v", tc.re, whole, tc.whole)
+			t.Errorf("WholeOutside(%q): whole %v, want %v", tc.re, whole, tc.whole)
 			continue
 		}
-		checkSet(t, "wholeOutside("+tc.re+")", &set, tc.in, tc.out)
+		checkSet(t, "WholeOutside("+tc.re+")", &set, tc.in, tc.out)
 	}
 }
 
 // checkSet reports the bytes of in that set lacks and those of out it has.
-func checkSet(t *testing.T, what string, set *byteSet, in, out string) {
+func checkSet(t *testing.T, what string, set *ByteSet, in, out string) {
 	t.Helper()
 	for i := 0; i < len(in); i++ {
-		if !set.has(in[i]) {
+		if !set.Has(in[i]) {
 			t.Errorf("%s: %q not in the set, want in", what, in[i])
 		}
 	}
 	for i := 0; i < len(out); i++ {
-		if set.has(out[i]) {
+		if set.Has(out[i]) {
 			t.Errorf("%s: %q in the set, want out", what, out[i])
 		}
 	}
 }
 
 // searchFrom is the skipping search of matchRaw.
-func searchFrom(re *regexp.Regexp, set byteSet, skip bool, b []byte) []int {
+func searchFrom(re *regexp.Regexp, set ByteSet, skip bool, b []byte) []int {
 	off := 0
 	if skip {
-		if off = set.index(b); off < 0 {
+		if off = set.Index(b); off < 0 {
 			return nil
 		}
 	}
@@ -93,17 +93,23 @@ func searchFrom(re *regexp.Regexp, set byteSet, skip bool, b []byte) []int {
 	return []int{off + loc[0], off + loc[1]}
 }
 
-// FuzzMatchStart: for every rule regex, starting the search at the first
-// byte that can start a match finds exactly the match of the full search.
+// FuzzMatchStart: for every regex of the rule catalogue, starting the
+// search at the first byte that can start a match finds exactly the match
+// of the full search, and a whole-value expression matches no value holding
+// a byte outside its alphabet.
 func FuzzMatchStart(f *testing.F) {
-	rs := loadRules(f)
-	var rules []*Rule // those with a regex
-	for _, r := range rs.Rules() {
-		if r.re == nil {
-			continue
-		}
+	type rule struct {
+		re             *regexp.Regexp
+		start, outside ByteSet
+		skip, whole    bool
+	}
+	var rules []rule
+	for _, c := range catalogue(f) {
+		r := rule{re: regexp.MustCompile(c.Regex)}
+		r.start, r.skip = MatchStart(c.Regex)
+		r.outside, r.whole = WholeOutside(c.Regex)
 		rules = append(rules, r)
-		for _, ex := range r.Match {
+		for _, ex := range c.Match {
 			f.Add("x;\xff ("+ex, uint16(len(rules)-1))
 		}
 	}
@@ -114,7 +120,7 @@ func FuzzMatchStart(f *testing.F) {
 		if len(got) != len(want) || (got != nil && (got[0] != want[0] || got[1] != want[1])) {
 			t.Fatalf("%s on %q: got %v, full search %v", r.re, in, got, want)
 		}
-		if r.whole && want != nil && r.outside.index([]byte(in)) >= 0 {
+		if r.whole && want != nil && r.outside.Index([]byte(in)) >= 0 {
 			t.Fatalf("%s matches %q, which holds a byte outside its alphabet", r.re, in)
 		}
 	})

@@ -1,30 +1,23 @@
-package waf
+package rxlit
 
 import (
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"edge/waf/internal/ahocorasick"
 )
 
-// Required-literal analysis of regular expressions, for the prefilter. For
-// every syntax node it computes what every match must look like: its exact
-// strings when finitely many, prefix and suffix sets of its non-empty
-// matches, whether it can match the empty string, and sets of which every
-// match contains one literal each. Concatenation joins the suffixes of the
-// left part with the prefixes of the right part. Both the analysis and the
-// compact scan see every run of blanks as one symbol, symNL when it holds a
-// line break and symSP otherwise, so `nchar\s*\(` requires "nchar(",
-// "nchar (" or "nchar\n(", and `[;\n]\s*id` requires ";id", "; id",
-// ";\nid" or "\nid" — not " id". Text anchors are literal markers: the scan feeds
-// markBOT before and markEOT after every value, so `;\s*w$` requires "w"
-// followed by the end, not any "w".
-
-// markBOT and markEOT stand for the beginning and end of the text. The scan
-// maps the real bytes 0x02 and 0x03 to the same symbols, which only admits
-// more values, never fewer.
-const (
-	markBOT = "\x02"
-	markEOT = "\x03"
-)
+// Required literals: for every syntax node, what every match must look
+// like — its exact strings when finitely many, prefix and suffix sets of its
+// non-empty matches, whether it can match the empty string, and sets of
+// which every match contains one literal each. Concatenation joins the
+// suffixes of the left part with the prefixes of the right part. The
+// analysis sees text as a compact ahocorasick scan does: every run of
+// blanks is one symbol, SymBreak when it holds a line break and SymSpace
+// otherwise, so `nchar\s*\(` requires "nchar(", "nchar (" or "nchar\n(",
+// and `[;\n]\s*id` requires ";id", "; id", ";\nid" or "\nid" — not " id".
+// Text anchors are the scan's marks: `;\s*w$` requires "w" followed by
+// MarkEnd, not any "w".
 
 const (
 	maxExact    = 256 // strings in an exact, prefix or suffix set
@@ -48,40 +41,26 @@ const (
 	maxExtraSet = 700
 )
 
-// requiredLiterals returns the best compact literal set of the whole
-// expression (nil when none is known).
-func requiredLiterals(expr string) []string {
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	sets := prune(analyse(re.Simplify(), false).sets(), maxRuleSets)
-	if len(sets) == 0 {
-		return nil
-	}
-	return sets[0]
+// KeySets is one alternative of an expression's required literals: every
+// match contains, for some alternative, a literal of EACH of its sets —
+// found by a compact scan for Sets and by a raw one for Raw (package
+// ahocorasick: the text bracketed by MarkStart and MarkEnd, ASCII
+// case-insensitively).
+type KeySets struct {
+	Sets [][]string // searched in the compact text
+	Raw  [][]string // searched in the raw text
 }
 
-// keySets is one alternative of a rule's prefilter: every match contains,
-// for some alternative, a literal of EACH of its sets, searched in the
-// compact text (each run of blanks one symbol) for sets and in the text as
-// it is for raw; both bracketed by markBOT and markEOT, ASCII
-// case-insensitively.
-type keySets struct {
-	sets [][]string // searched in the compact text
-	raw  [][]string // searched in the raw text
-}
-
-// requiredSets returns the alternatives of the prefilter of a regular
-// expression: one per branch of a top-level alternation (so each branch is
+// RequiredSets returns the alternatives of the required literals of a
+// regular expression: one per branch of a top-level alternation (so each branch is
 // filtered by its own literals), else one; nil when some alternative has no
 // usable set. Sets are lower-cased, best first. The analysis is
 // conservative: Unicode case folding that maps to non-ASCII runes (k → K,
 // s → ſ) and non-ASCII literals under (?i) end a literal run, and U+FFFD
 // (which the regexp package also matches on an invalid byte) stands for any
 // byte ≥ 0x80 (litString). A branch whose compact analysis finds nothing
-// (a bare `[\r\n]`) gets raw sets: the same analysis without blank removal.
-func requiredSets(expr string) []keySets {
+// (a bare `[\r\n]`) gets Raw sets: the same analysis without blank removal.
+func RequiredSets(expr string) []KeySets {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return nil
@@ -94,22 +73,22 @@ func requiredSets(expr string) []keySets {
 	if re.Op == syntax.OpAlternate && len(re.Sub) <= maxAlternatives {
 		branches = re.Sub
 	}
-	var out []keySets
+	var out []KeySets
 	for _, b := range branches {
-		ks := keySets{sets: prune(analyse(b, false).sets(), maxRuleSets)}
+		ks := KeySets{Sets: prune(analyse(b, false).sets(), maxRuleSets)}
 		// A large set earns its automaton states only as the best key.
-		for i := 1; i < len(ks.sets); i++ {
-			if len(ks.sets[i]) > maxExtraSet {
-				ks.sets = append(ks.sets[:i], ks.sets[i+1:]...)
+		for i := 1; i < len(ks.Sets); i++ {
+			if len(ks.Sets[i]) > maxExtraSet {
+				ks.Sets = append(ks.Sets[:i], ks.Sets[i+1:]...)
 				i--
 			}
 		}
-		if len(ks.sets) == 0 {
+		if len(ks.Sets) == 0 {
 			// Only blanks are known (`[\r\n]`): the compact scan cannot
 			// tell them apart, the raw one can.
-			ks.raw = prune(analyse(b, true).sets(), maxRuleSets)
+			ks.Raw = prune(analyse(b, true).sets(), maxRuleSets)
 		}
-		if len(ks.sets)+len(ks.raw) == 0 {
+		if len(ks.Sets)+len(ks.Raw) == 0 {
 			return nil
 		}
 		out = append(out, ks)
@@ -188,13 +167,6 @@ func blankOnly(re *syntax.Regexp) bool {
 	return false
 }
 
-// symSP and symNL are the compact scan's symbols for a run of blanks
-// without and with a line break (\n or \r).
-const (
-	symSP = " "
-	symNL = "\n"
-)
-
 func isBreak(r rune) bool { return r == '\n' || r == '\r' }
 
 // mustBreak reports whether every match of the blank-only re holds a line
@@ -268,12 +240,12 @@ func nullable(re *syntax.Regexp) bool {
 
 func analyse(re *syntax.Regexp, raw bool) litInfo {
 	if !raw && re.Op != syntax.OpEmptyMatch && blankOnly(re) {
-		// The compact scan sees a run of blanks as one symbol: symNL if
-		// it holds a line break, else symSP. A match that must hold one
-		// is symNL; any other may be part of a run that does.
-		set := []string{symSP, symNL}
+		// The compact scan sees a run of blanks as one symbol: SymBreak if
+		// it holds a line break, else SymSpace. A match that must hold one
+		// is SymBreak; any other may be part of a run that does.
+		set := []string{ahocorasick.SymSpace, ahocorasick.SymBreak}
 		if mustBreak(re) {
-			set = []string{symNL}
+			set = []string{ahocorasick.SymBreak}
 		}
 		if nullable(re) {
 			set = append(set, "")
@@ -304,8 +276,8 @@ func analyse(re *syntax.Regexp, raw bool) litInfo {
 				s := lowerASCII(string(r))
 				if !raw && isBlank(r) {
 					// A blank may be part of a run with a line break.
-					for _, sym := range []string{symSP, symNL} {
-						if !seen[sym] && (sym == symNL || !isBreak(r)) {
+					for _, sym := range []string{ahocorasick.SymSpace, ahocorasick.SymBreak} {
+						if !seen[sym] && (sym == ahocorasick.SymBreak || !isBreak(r)) {
 							seen[sym] = true
 							set = append(set, sym)
 						}
@@ -322,9 +294,9 @@ func analyse(re *syntax.Regexp, raw bool) litInfo {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return exactInfo([]string{""})
 	case syntax.OpBeginText:
-		return exactInfo([]string{markBOT})
+		return exactInfo([]string{ahocorasick.MarkStart})
 	case syntax.OpEndText:
-		return exactInfo([]string{markEOT})
+		return exactInfo([]string{ahocorasick.MarkEnd})
 	case syntax.OpCapture:
 		return analyse(re.Sub[0], raw)
 	case syntax.OpStar:
@@ -374,10 +346,10 @@ func analyseLiteral(re *syntax.Regexp, raw bool) litInfo {
 			part := re.Rune[i:j]
 			if isBlank(part[0]) {
 				split = true
-				set := []string{symSP, symNL}
+				set := []string{ahocorasick.SymSpace, ahocorasick.SymBreak}
 				for _, r := range part {
 					if isBreak(r) {
-						set = []string{symNL}
+						set = []string{ahocorasick.SymBreak}
 					}
 				}
 				acc = concat(acc, exactInfo(set))
@@ -587,4 +559,27 @@ func containsSet(sets [][]string, x []string) bool {
 		}
 	}
 	return false
+}
+
+// LiteralSets is RequiredSets of a rule matching any of lits (each between
+// pre and post) instead of an expression: one alternative of one compact
+// set, the literals as the compact scan sees them; nil when some literal is
+// empty or not valid UTF-8, or the set grows past maxJunction literals.
+func LiteralSets(lits [][]byte, pre, post string) []KeySets {
+	var set []string
+	for _, l := range lits {
+		if len(l) == 0 {
+			return nil
+		}
+		// A literal's blank runs are scan symbols, and one at either end
+		// may be part of a longer run: analyse it as a regex literal.
+		in := analyse(&syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune(string(l))}, false)
+		if in.exact == nil || len(set)+len(in.exact) > maxJunction {
+			return nil
+		}
+		for _, e := range in.exact {
+			set = append(set, pre+e+post)
+		}
+	}
+	return []KeySets{{Sets: [][]string{set}}}
 }

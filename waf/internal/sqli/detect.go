@@ -1,24 +1,30 @@
-package waf
+package sqli
 
 // maxPlusCopy bounds the values re-read with '+' as a space.
 const maxPlusCopy = 2048
 
-// detectSQLi is the "sqli" detector. A value with '+' and no blank may be
-// form-encoded where extraction did not form-decode it (cookie values,
-// which PHP decodes with '+' as a space): it is analysed a second time with
-// '+' read as a space.
-func detectSQLi(st *evalState, r *Rule, b []byte) (int, int, bool) {
-	if !sqlMayMatch(b) {
-		return 0, 0, false
-	}
-	return detectSQLiAll(st, b)
+// Scanner holds the token buffer an analysis reuses. Its zero value is
+// ready to use; a Scanner serves one goroutine at a time.
+type Scanner struct {
+	toks []token
 }
 
-// detectSQLiAll is detectSQLi without the fast path: b, then b with '+'
-// read as a space.
-func detectSQLiAll(st *evalState, b []byte) (int, int, bool) {
-	if s, e, ok := detectSQLiOnce(st, b); ok {
-		return s, e, true
+// Detect reports whether b holds SQL injection and, if so, the span that
+// shows it. A value with '+' and no blank may be form-encoded where the
+// caller did not form-decode it (cookie values, which PHP decodes with '+'
+// as a space): it is analysed a second time with '+' read as a space.
+func (s *Scanner) Detect(b []byte) (start, end int, ok bool) {
+	if !mayMatch(b) {
+		return 0, 0, false
+	}
+	return s.detectAll(b)
+}
+
+// detectAll is Detect without the fast path: b, then b with '+' read as a
+// space.
+func (s *Scanner) detectAll(b []byte) (int, int, bool) {
+	if st, e, ok := s.detectOnce(b); ok {
+		return st, e, true
 	}
 	if len(b) > maxPlusCopy || indexByte(b, '+') < 0 || indexByte(b, ' ') >= 0 {
 		return 0, 0, false
@@ -31,13 +37,13 @@ func detectSQLiAll(st *evalState, b []byte) (int, int, bool) {
 		}
 		c[i] = x
 	}
-	return detectSQLiOnce(st, c)
+	return s.detectOnce(c)
 }
 
-// sqlMayMatch reports whether some pattern could fire on b or on b with '+'
-// read as a space. When it reports false, detectSQLiOnce finds nothing in
+// mayMatch reports whether some pattern could fire on b or on b with '+'
+// read as a space. When it reports false, detectOnce finds nothing in
 // either, so benign text costs one pass over its bytes and, for most words,
-// one table lookup (sqlStartLens).
+// one table lookup (startLens).
 //
 // It is exact, not a heuristic: every match starts from one of these tokens
 // (see check) — a quote-break (checkBreak, scanned only after a ' or " in
@@ -46,7 +52,7 @@ func detectSQLiAll(st *evalState, b []byte) (int, int, bool) {
 // "&&"; a variable starting "@@"; an identifier naming a strong function or
 // a catalogue (strongFunc, schemaWord). Quotes, "||", "&&" and "@@" are
 // looked for as bytes. An identifier token is the whole run of isIdent
-// bytes from its first byte, an isIdentStart byte, and sqlMayMatch looks up
+// bytes from its first byte, an isIdentStart byte, and mayMatch looks up
 // every such run that does not continue an earlier one from an isIdentStart
 // byte. That covers every identifier token of every scan: a scan starts at
 // 0, after a quote or at a token start of its previous window, and a token
@@ -55,17 +61,17 @@ func detectSQLiAll(st *evalState, b []byte) (int, int, bool) {
 // end on a quote, "*/", a newline or digits of "/*!50000"; every other
 // token is punctuation outside the run). Reading '+' as a space changes
 // none of this: neither byte is an isIdent byte, a quote, '|', '&' or '@'.
-func sqlMayMatch(b []byte) bool {
+func mayMatch(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
-		k := sqlByteClass[c]
+		k := byteClass[c]
 		switch {
 		case k&scIdentStart != 0:
 			e := i + 1
-			for e < len(b) && sqlByteClass[b[e]]&scIdent != 0 {
+			for e < len(b) && byteClass[b[e]]&scIdent != 0 {
 				e++
 			}
-			if sqlWordStarts(b[i:e]) {
+			if wordStarts(b[i:e]) {
 				return true
 			}
 			i = e - 1
@@ -80,7 +86,7 @@ func sqlMayMatch(b []byte) bool {
 	return false
 }
 
-// Byte classes of sqlMayMatch.
+// Byte classes of mayMatch.
 const (
 	scIdentStart = 1 << iota // isIdentStart
 	scIdent                  // isIdent
@@ -88,7 +94,7 @@ const (
 	scPair                   // | & @, which matter doubled
 )
 
-var sqlByteClass = func() (t [256]byte) {
+var byteClass = func() (t [256]byte) {
 	for c := range 256 {
 		b := byte(c)
 		if isIdentStart(b) {
@@ -107,44 +113,44 @@ var sqlByteClass = func() (t [256]byte) {
 	return t
 }()
 
-// sqlStartLens[sqlFold[c0]][sqlFold[c1]] has bit min(n, 63) set when
+// startLens[foldClass[c0]][foldClass[c1]] has bit min(n, 63) set when
 // some identifier of n bytes starting with c0 c1 (c1 read as 0 when n is 1)
-// can start a pattern (sqlWordStarts); it rules out most words before they
+// can start a pattern (wordStarts); it rules out most words before they
 // are lower-cased and looked up.
-var sqlStartLens = func() (t [32][32]uint64) {
+var startLens = func() (t [32][32]uint64) {
 	all := ^uint64(0)
-	for _, e := range sqlWords {
+	for _, e := range words {
 		if e.flags&swStarts != 0 {
-			*sqlStartCell(&t, []byte(e.w)) |= 1 << len(e.w)
+			*startCell(&t, []byte(e.w)) |= 1 << len(e.w)
 		}
 		if e.flags&swStrong != 0 && len(e.w) == 48 {
-			*sqlStartCell(&t, []byte(e.w)) |= all << 49
+			*startCell(&t, []byte(e.w)) |= all << 49
 		}
 	}
 	for _, p := range schemaPrefixes {
-		*sqlStartCell(&t, []byte(p)) |= all << len(p)
+		*startCell(&t, []byte(p)) |= all << len(p)
 	}
 	return t
 }()
 
-// sqlStartLen reports whether sqlStartLens lets the non-empty word w
+// startLen reports whether startLens lets the non-empty word w
 // through.
-func sqlStartLen(w []byte) bool {
-	return *sqlStartCell(&sqlStartLens, w)&(1<<min(len(w), 63)) != 0
+func startLen(w []byte) bool {
+	return *startCell(&startLens, w)&(1<<min(len(w), 63)) != 0
 }
 
-// sqlStartCell returns the cell of sqlStartLens for the non-empty word w.
-func sqlStartCell(t *[32][32]uint64, w []byte) *uint64 {
+// startCell returns the cell of startLens for the non-empty word w.
+func startCell(t *[32][32]uint64, w []byte) *uint64 {
 	c1 := byte(0)
 	if len(w) > 1 {
-		c1 = sqlFold[w[1]]
+		c1 = foldClass[w[1]]
 	}
-	return &t[sqlFold[w[0]]][c1]
+	return &t[foldClass[w[0]]][c1]
 }
 
-// sqlFold maps identifier bytes to 1..30 for sqlStartLens, folding
+// foldClass maps identifier bytes to 1..30 for startLens, folding
 // case; other bytes map to 31.
-var sqlFold = func() (t [256]byte) {
+var foldClass = func() (t [256]byte) {
 	for c := range 256 {
 		b := lower(byte(c))
 		switch {
@@ -165,13 +171,13 @@ var sqlFold = func() (t [256]byte) {
 	return t
 }()
 
-// sqlWordStarts reports whether the identifier w (a whole run of isIdent
+// wordStarts reports whether the identifier w (a whole run of isIdent
 // bytes) can start a pattern: what check sees of it is its first 48 bytes
 // lower-cased, looked up as a keyword only when it has at most 48 bytes
-// (sqlTokenize), by schemaWord and strongFunc whatever its length
-// (sqlMatcher.word).
-func sqlWordStarts(w []byte) bool {
-	if !sqlStartLen(w) {
+// (tokenize), by schemaWord and strongFunc whatever its length
+// (matcher.word).
+func wordStarts(w []byte) bool {
+	if !startLen(w) {
 		return false
 	}
 	var buf [48]byte
@@ -183,46 +189,48 @@ func sqlWordStarts(w []byte) bool {
 	if schemaWord(word) {
 		return true
 	}
-	e := lookupSQLWord(word)
+	e := lookupWord(word)
 	if len(w) > len(buf) {
 		return e.flags&swStrong != 0
 	}
 	return e.flags&swStarts != 0
 }
 
-func detectSQLiOnce(st *evalState, b []byte) (int, int, bool) {
+// detectOnce analyses b as it is, then as if it continued a string
+// literal the application opened (after its first ' and after its first ").
+func (s *Scanner) detectOnce(b []byte) (int, int, bool) {
 	if len(b) < 2 {
 		return 0, 0, false
 	}
-	if s, e, ok := st.sqlScan(b, 0, false); ok {
-		return s, e, true
+	if st, e, ok := s.scan(b, 0, false); ok {
+		return st, e, true
 	}
 	for _, q := range [...]byte{'\'', '"'} {
 		if i := indexByte(b, q); i >= 0 {
-			if s, e, ok := st.sqlScan(b, i+1, true); ok {
-				if s > i {
-					s = i
+			if st, e, ok := s.scan(b, i+1, true); ok {
+				if st > i {
+					st = i
 				}
-				return s, e, true
+				return st, e, true
 			}
 		}
 	}
 	return 0, 0, false
 }
 
-// sqlScan tokenizes b[off:] in windows of maxSQLTokens and checks the
-// patterns. brk means the text starts right after a quote that closed an
+// scan tokenizes b[off:] in windows of maxTokens and checks the patterns.
+// brk means the text starts right after a quote that closed an
 // application string literal.
-func (st *evalState) sqlScan(b []byte, off int, brk bool) (int, int, bool) {
-	if cap(st.sqlToks) < maxSQLTokens {
-		st.sqlToks = make([]sqlTok, 0, maxSQLTokens)
+func (s *Scanner) scan(b []byte, off int, brk bool) (int, int, bool) {
+	if cap(s.toks) < maxTokens {
+		s.toks = make([]token, 0, maxTokens)
 	}
 	first := true
 	for off < len(b) {
-		toks, n := sqlTokenize(b[off:], st.sqlToks[:0])
-		m := sqlMatcher{b: b[off:], t: toks}
-		if s, e, ok := m.check(brk && first); ok {
-			return off + s, off + e, true
+		toks, n := tokenize(b[off:], s.toks[:0])
+		m := matcher{b: b[off:], t: toks}
+		if st, e, ok := m.check(brk && first); ok {
+			return off + st, off + e, true
 		}
 		if off+n >= len(b) || len(toks) < 32 {
 			return 0, 0, false
@@ -234,14 +242,14 @@ func (st *evalState) sqlScan(b []byte, off int, brk bool) (int, int, bool) {
 	return 0, 0, false
 }
 
-type sqlMatcher struct {
+type matcher struct {
 	b []byte
-	t []sqlTok
+	t []token
 	w [48]byte
 }
 
 // word returns the lower-cased text of token i (truncated to 48 bytes).
-func (m *sqlMatcher) word(i int) []byte {
+func (m *matcher) word(i int) []byte {
 	tk := m.t[i]
 	n := 0
 	for k := tk.start; k < tk.end && n < len(m.w); k++ {
@@ -252,29 +260,29 @@ func (m *sqlMatcher) word(i int) []byte {
 }
 
 // nx returns the index of the next non-comment token after i.
-func (m *sqlMatcher) nx(i int) int {
+func (m *matcher) nx(i int) int {
 	for i++; i < len(m.t) && m.t[i].kind == tkCmt; i++ {
 	}
 	return i
 }
 
-func (m *sqlMatcher) pv(i int) int {
+func (m *matcher) pv(i int) int {
 	for i--; i >= 0 && m.t[i].kind == tkCmt; i-- {
 	}
 	return i
 }
 
-func (m *sqlMatcher) is(i int, kind byte) bool { return i >= 0 && i < len(m.t) && m.t[i].kind == kind }
+func (m *matcher) is(i int, kind byte) bool { return i >= 0 && i < len(m.t) && m.t[i].kind == kind }
 
-func (m *sqlMatcher) key(i int, kw byte) bool {
+func (m *matcher) key(i int, kw byte) bool {
 	return i >= 0 && i < len(m.t) && m.t[i].kind == tkKey && m.t[i].kw == kw
 }
 
-func (m *sqlMatcher) opText(i int, s string) bool {
+func (m *matcher) opText(i int, s string) bool {
 	return m.is(i, tkOp) && string(m.b[m.t[i].start:m.t[i].end]) == s
 }
 
-func (m *sqlMatcher) span(i, j int) (int, int, bool) {
+func (m *matcher) span(i, j int) (int, int, bool) {
 	if j >= len(m.t) {
 		j = len(m.t) - 1
 	}
@@ -285,7 +293,7 @@ func (m *sqlMatcher) span(i, j int) (int, int, bool) {
 }
 
 // matchParen returns the index of the ')' closing the '(' at i, or len.
-func (m *sqlMatcher) matchParen(i int) int {
+func (m *matcher) matchParen(i int) int {
 	d := 0
 	for j := i; j < len(m.t); j++ {
 		switch m.t[j].kind {
@@ -301,7 +309,7 @@ func (m *sqlMatcher) matchParen(i int) int {
 	return len(m.t) - 1
 }
 
-func (m *sqlMatcher) comparison(i int) bool {
+func (m *matcher) comparison(i int) bool {
 	if m.key(i, kwCompare) {
 		return true
 	}
@@ -315,7 +323,7 @@ func (m *sqlMatcher) comparison(i int) bool {
 	return false
 }
 
-func (m *sqlMatcher) check(brk bool) (int, int, bool) {
+func (m *matcher) check(brk bool) (int, int, bool) {
 	t := m.t
 	if len(t) == 0 {
 		return 0, 0, false
@@ -370,7 +378,7 @@ func (m *sqlMatcher) check(brk bool) (int, int, bool) {
 }
 
 // checkBreak looks at the tokens right after the quote.
-func (m *sqlMatcher) checkBreak() (int, int, bool) {
+func (m *matcher) checkBreak() (int, int, bool) {
 	t := m.t
 	if t[0].kind == tkCmt {
 		return m.span(0, 0)
@@ -416,7 +424,7 @@ func (m *sqlMatcher) checkBreak() (int, int, bool) {
 }
 
 // kwStartsPattern reports whether checkKeyword has a case for keyword class
-// kw; sqlMayMatch relies on it.
+// kw; mayMatch relies on it.
 func kwStartsPattern(kw byte) bool {
 	switch kw {
 	case kwUnion, kwSelect, kwStmt, kwWaitfor, kwSet, kwInto, kwOrderGroup, kwHaving, kwCase:
@@ -425,7 +433,7 @@ func kwStartsPattern(kw byte) bool {
 	return false
 }
 
-func (m *sqlMatcher) checkKeyword(i int, brk bool) (int, int, bool) {
+func (m *matcher) checkKeyword(i int, brk bool) (int, int, bool) {
 	t := m.t
 	j := m.nx(i)
 	switch t[i].kw {
@@ -534,7 +542,7 @@ func (m *sqlMatcher) checkKeyword(i int, brk bool) (int, int, bool) {
 
 // operand skips one operand starting at i and returns the index of its last
 // token, or -1 when t[i] is no operand.
-func (m *sqlMatcher) operand(i int) int {
+func (m *matcher) operand(i int) int {
 	if i >= len(m.t) {
 		return -1
 	}
@@ -559,7 +567,7 @@ func (m *sqlMatcher) operand(i int) int {
 
 // checkLogic looks for "<logic> [not] operand cmp operand", "<logic>
 // dangerous-function(...)", "<logic> (select ...)" and "<logic> 1--".
-func (m *sqlMatcher) checkLogic(i int, brk bool) (int, int, bool) {
+func (m *matcher) checkLogic(i int, brk bool) (int, int, bool) {
 	t := m.t
 	j := m.nx(i)
 	for m.key(j, kwNot) || m.opText(j, "!") || m.opText(j, "-") || m.opText(j, "~") {
@@ -652,7 +660,7 @@ func (m *sqlMatcher) checkLogic(i int, brk bool) (int, int, bool) {
 
 // fieldComparison reports whether token p is the right operand of a
 // comparison whose left operand is an identifier ("price >= 100").
-func (m *sqlMatcher) fieldComparison(p int) bool {
+func (m *matcher) fieldComparison(p int) bool {
 	if !m.is(p, tkNumber) && !m.is(p, tkString) {
 		return false
 	}

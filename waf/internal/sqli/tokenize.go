@@ -1,20 +1,17 @@
-package waf
+package sqli
 
 import (
 	"encoding/binary"
 	"strings"
 )
 
-// SQL injection analyser: a small SQL tokenizer plus token-sequence patterns
-// (a UNION/SELECT, a boolean tautology after a logic operator, a query
-// stacked after ';', a call to a time-delay or file function, a quote that
-// breaks out of a string followed by SQL). The value is analysed as-is and
-// as if it continued a string literal opened by the application (after its
-// first ' and after its first "), like libinjection's contexts.
+// The tokenizer: SQL keywords and functions by class (one open-addressing
+// table, words), and tokenize, which splits a value into tokens in place.
 
-const maxSQLTokens = 256
+// maxTokens is the window of tokens the patterns see at once (scan).
+const maxTokens = 256
 
-type sqlTok struct {
+type token struct {
 	kind  byte // see below
 	kw    byte // keyword class for kind 'k'
 	start int
@@ -66,9 +63,9 @@ const (
 	kwProcedure
 )
 
-// sqlKeywords lists the keywords by class. "and", "or" and "xor" are logic
+// keywords lists the keywords by class. "and", "or" and "xor" are logic
 // operators (class kwNone).
-var sqlKeywords = [...]struct {
+var keywords = [...]struct {
 	kw    byte
 	words string
 }{
@@ -119,35 +116,35 @@ const strongFuncs = "sleep benchmark pg_sleep load_file extractvalue updatexml x
 	"dbms_xmlgen.getxml pg_read_file lo_import randomblob openrowset opendatasource " +
 	"group_concat is_srvrolemember has_dbaccess sqlite_version"
 
-// sqlWord is what the analyser knows of one lower-case identifier.
-type sqlWord struct {
-	key   uint64 // sqlWordKey(w)
+// wordInfo is what the analyser knows of one lower-case identifier.
+type wordInfo struct {
+	key   uint64 // wordKey(w)
 	w     string
 	kw    byte // keyword class
 	flags byte
 }
 
-// sqlWord flags.
+// wordInfo flags.
 const (
 	swLogic     = 1 << iota // and, or, xor
 	swDangerous             // in dangerousFuncs
 	swStrong                // in strongFuncs
-	swStarts                // can start a pattern without a quote: see sqlMayMatch
+	swStarts                // can start a pattern without a quote: see mayMatch
 )
 
-// sqlWordBits sizes the open-addressing table of sqlWords (160 words in
+// wordBits sizes the open-addressing table of words (160 words in
 // 512 slots).
-const sqlWordBits = 9
+const wordBits = 9
 
-// sqlWords is built once at load time from the lists above.
-var sqlWords = buildSQLWords()
+// words is built once at load time from the lists above.
+var words = buildWords()
 
-func buildSQLWords() (t [1 << sqlWordBits]sqlWord) {
+func buildWords() (t [1 << wordBits]wordInfo) {
 	add := func(w string, kw, flags byte) {
-		k := sqlWordKey([]byte(w))
-		h := sqlWordHash(k)
+		k := wordKey([]byte(w))
+		h := wordHash(k)
 		for t[h].w != "" && t[h].w != w {
-			h = (h + 1) & (1<<sqlWordBits - 1)
+			h = (h + 1) & (1<<wordBits - 1)
 		}
 		e := &t[h]
 		if e.w != "" && kw != kwNone && e.kw != kwNone {
@@ -160,7 +157,7 @@ func buildSQLWords() (t [1 << sqlWordBits]sqlWord) {
 			e.flags |= swStarts
 		}
 	}
-	for _, c := range sqlKeywords {
+	for _, c := range keywords {
 		for _, w := range strings.Fields(c.words) {
 			var f byte
 			if c.kw == kwNone {
@@ -178,8 +175,8 @@ func buildSQLWords() (t [1 << sqlWordBits]sqlWord) {
 	return t
 }
 
-// sqlWordKey packs the first 8 bytes of w, little-endian.
-func sqlWordKey(w []byte) uint64 {
+// wordKey packs the first 8 bytes of w, little-endian.
+func wordKey(w []byte) uint64 {
 	if len(w) >= 8 {
 		return binary.LittleEndian.Uint64(w)
 	}
@@ -190,44 +187,44 @@ func sqlWordKey(w []byte) uint64 {
 	return k
 }
 
-// sqlWordHash mixes a word's key.
-func sqlWordHash(key uint64) uint64 {
-	return (key * 0x9e3779b97f4a7c15) >> (64 - sqlWordBits)
+// wordHash mixes a word's key.
+func wordHash(key uint64) uint64 {
+	return (key * 0x9e3779b97f4a7c15) >> (64 - wordBits)
 }
 
-// lookupSQLWord returns the entry of the lower-case word w, or the zero
-// sqlWord. Words of up to 8 bytes compare by key alone.
-func lookupSQLWord(w []byte) *sqlWord {
-	return lookupSQLWordKey(sqlWordKey(w), w)
+// lookupWord returns the entry of the lower-case word w, or the zero
+// wordInfo. Words of up to 8 bytes compare by key alone.
+func lookupWord(w []byte) *wordInfo {
+	return lookupWordKey(wordKey(w), w)
 }
 
-// lookupSQLWordKey is lookupSQLWord with the word's key computed.
-func lookupSQLWordKey(k uint64, w []byte) *sqlWord {
-	for h := sqlWordHash(k); ; h = (h + 1) & (1<<sqlWordBits - 1) {
-		e := &sqlWords[h]
+// lookupWordKey is lookupWord with the word's key computed.
+func lookupWordKey(k uint64, w []byte) *wordInfo {
+	for h := wordHash(k); ; h = (h + 1) & (1<<wordBits - 1) {
+		e := &words[h]
 		if e.key == k && len(e.w) == len(w) && (len(w) <= 8 || e.w[8:] == string(w[8:])) {
 			return e
 		}
 		if e.w == "" {
-			return &noSQLWord
+			return &noWord
 		}
 	}
 }
 
-var noSQLWord sqlWord
+var noWord wordInfo
 
-// sqlKeyword returns the keyword class of the lower-case word w and whether
+// keyword returns the keyword class of the lower-case word w and whether
 // it is a logic operator.
-func sqlKeyword(w []byte) (byte, bool) {
-	e := lookupSQLWord(w)
+func keyword(w []byte) (byte, bool) {
+	e := lookupWord(w)
 	return e.kw, e.flags&swLogic != 0
 }
 
 // dangerousFunc reports whether w is in dangerousFuncs.
-func dangerousFunc(w []byte) bool { return lookupSQLWord(w).flags&swDangerous != 0 }
+func dangerousFunc(w []byte) bool { return lookupWord(w).flags&swDangerous != 0 }
 
 // strongFunc reports whether w is in strongFuncs.
-func strongFunc(w []byte) bool { return lookupSQLWord(w).flags&swStrong != 0 }
+func strongFunc(w []byte) bool { return lookupWord(w).flags&swStrong != 0 }
 
 // schemaPrefixes name database catalogues; "dual" counts only as a whole
 // word.
@@ -266,9 +263,9 @@ func isIdent(c byte) bool {
 	return isIdentStart(c) || ('0' <= c && c <= '9') || c == '.'
 }
 
-// sqlTokenize appends up to cap(toks) tokens of b and returns them and the
+// tokenize appends up to cap(toks) tokens of b and returns them and the
 // offset where tokenizing stopped.
-func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
+func tokenize(b []byte, toks []token) ([]token, int) {
 	i := 0
 	var w [48]byte
 	for i < len(b) && len(toks) < cap(toks) {
@@ -284,7 +281,7 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 				for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 					i++
 				}
-				toks = append(toks, sqlTok{kind: tkCmt, start: start, end: i})
+				toks = append(toks, token{kind: tkCmt, start: start, end: i})
 				continue
 			}
 			e := indexPair(b, i+2, '*', '/')
@@ -293,11 +290,11 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 			} else {
 				i = e + 2
 			}
-			toks = append(toks, sqlTok{kind: tkCmt, start: start, end: i})
+			toks = append(toks, token{kind: tkCmt, start: start, end: i})
 			continue
 		case c == '*' && i+1 < len(b) && b[i+1] == '/':
 			i += 2
-			toks = append(toks, sqlTok{kind: tkCmt, start: start, end: i})
+			toks = append(toks, token{kind: tkCmt, start: start, end: i})
 			continue
 		case (c == '-' && i+1 < len(b) && b[i+1] == '-') || c == '#':
 			e := indexByteFrom(b, i, '\n')
@@ -305,7 +302,7 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 				e = len(b)
 			}
 			i = e
-			toks = append(toks, sqlTok{kind: tkCmt, start: start, end: i})
+			toks = append(toks, token{kind: tkCmt, start: start, end: i})
 			continue
 		case c == '\'' || c == '"' || c == '`':
 			j := i + 1
@@ -332,21 +329,21 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 			if c == '`' {
 				k = tkWord
 			}
-			toks = append(toks, sqlTok{kind: k, start: start, end: i})
+			toks = append(toks, token{kind: k, start: start, end: i})
 			continue
 		case '0' <= c && c <= '9' || (c == '.' && i+1 < len(b) && '0' <= b[i+1] && b[i+1] <= '9'):
 			i++
 			for i < len(b) && (isIdent(b[i]) || ((b[i] == '-' || b[i] == '+') && (lower(b[i-1]) == 'e'))) {
 				i++
 			}
-			toks = append(toks, sqlTok{kind: tkNumber, start: start, end: i})
+			toks = append(toks, token{kind: tkNumber, start: start, end: i})
 			continue
 		case c == '@':
 			i++
 			for i < len(b) && (isIdent(b[i]) || b[i] == '@') {
 				i++
 			}
-			toks = append(toks, sqlTok{kind: tkVar, start: start, end: i})
+			toks = append(toks, token{kind: tkVar, start: start, end: i})
 			continue
 		case isIdentStart(c):
 			for i < len(b) && isIdent(b[i]) {
@@ -355,8 +352,8 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 			var kw byte
 			var logic bool
 			if i-start <= len(w) {
-				// The keyword lookup (sqlKeyword) with the key
-				// (sqlWordKey) packed while lower-casing.
+				// The keyword lookup (keyword) with the key
+				// (wordKey) packed while lower-casing.
 				var key uint64
 				for k := start; k < i; k++ {
 					c := lower(b[k])
@@ -365,7 +362,7 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 						key |= uint64(c) << (8 * (k - start))
 					}
 				}
-				e := lookupSQLWordKey(key, w[:i-start])
+				e := lookupWordKey(key, w[:i-start])
 				kw, logic = e.kw, e.flags&swLogic != 0
 			}
 			kind := byte(tkWord)
@@ -384,38 +381,38 @@ func sqlTokenize(b []byte, toks []sqlTok) ([]sqlTok, int) {
 			if j < len(b) && b[j] == '(' && kind != tkLogic && (kind == tkWord || kw == kwNone) {
 				kind = tkFunc
 			}
-			toks = append(toks, sqlTok{kind: kind, kw: kw, start: start, end: i})
+			toks = append(toks, token{kind: kind, kw: kw, start: start, end: i})
 			continue
 		case c == '(':
 			i++
-			toks = append(toks, sqlTok{kind: tkLParen, start: start, end: i})
+			toks = append(toks, token{kind: tkLParen, start: start, end: i})
 			continue
 		case c == ')':
 			i++
-			toks = append(toks, sqlTok{kind: tkRParen, start: start, end: i})
+			toks = append(toks, token{kind: tkRParen, start: start, end: i})
 			continue
 		case c == ',':
 			i++
-			toks = append(toks, sqlTok{kind: tkComma, start: start, end: i})
+			toks = append(toks, token{kind: tkComma, start: start, end: i})
 			continue
 		case c == ';':
 			i++
-			toks = append(toks, sqlTok{kind: tkSemi, start: start, end: i})
+			toks = append(toks, token{kind: tkSemi, start: start, end: i})
 			continue
 		case c == '|' && i+1 < len(b) && b[i+1] == '|', c == '&' && i+1 < len(b) && b[i+1] == '&':
 			i += 2
-			toks = append(toks, sqlTok{kind: tkLogic, start: start, end: i})
+			toks = append(toks, token{kind: tkLogic, start: start, end: i})
 			continue
 		case c == '=' || c == '<' || c == '>' || c == '!' || c == '|' || c == '&' || c == '+' || c == '-' || c == '*' || c == '/' || c == '%' || c == '^' || c == '~' || c == ':':
 			i++
 			for i < len(b) && i-start < 3 && (b[i] == '=' || b[i] == '<' || b[i] == '>') {
 				i++
 			}
-			toks = append(toks, sqlTok{kind: tkOp, start: start, end: i})
+			toks = append(toks, token{kind: tkOp, start: start, end: i})
 			continue
 		default:
 			i++
-			toks = append(toks, sqlTok{kind: tkOther, start: start, end: i})
+			toks = append(toks, token{kind: tkOther, start: start, end: i})
 		}
 	}
 	return toks, i

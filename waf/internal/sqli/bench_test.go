@@ -1,11 +1,11 @@
-package waf
+package sqli
 
 import "testing"
 
-// sqliBenchCases are the values of the per-detector benchmarks: the benign
+// benchCases are the values of the per-detector benchmarks: the benign
 // values of a GET and a form POST, a browser User-Agent and Referer, and one
 // attack.
-var sqliBenchCases = []struct {
+var benchCases = []struct {
 	name string
 	in   string
 }{
@@ -17,28 +17,28 @@ var sqliBenchCases = []struct {
 	{"Attack", "1' UNION SELECT password FROM users--"},
 }
 
-func BenchmarkDetectSQLi(b *testing.B) {
-	for _, c := range sqliBenchCases {
+func BenchmarkDetect(b *testing.B) {
+	for _, c := range benchCases {
 		b.Run(c.name, func(b *testing.B) {
-			st := &evalState{}
+			sc := &Scanner{}
 			v := []byte(c.in)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(v)))
 			for b.Loop() {
-				detectSQLi(st, nil, v)
+				sc.Detect(v)
 			}
 		})
 	}
 }
 
-func BenchmarkDetectSQLOpenCall(b *testing.B) {
-	for _, c := range sqliBenchCases {
+func BenchmarkOpenCall(b *testing.B) {
+	for _, c := range benchCases {
 		b.Run(c.name, func(b *testing.B) {
 			v := []byte(c.in)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(v)))
 			for b.Loop() {
-				detectSQLOpenCall(nil, nil, v)
+				OpenCall(v)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package waf
+package rxlit
 
 import (
 	"regexp/syntax"
@@ -6,19 +6,20 @@ import (
 	"unicode/utf8"
 )
 
-// byteSet is a set of bytes.
-type byteSet [4]uint64
+// ByteSet is a set of bytes.
+type ByteSet [4]uint64
 
-func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
+// Has reports whether c is in s.
+func (s *ByteSet) Has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
 
-func (s *byteSet) union(o *byteSet) {
+func (s *ByteSet) union(o *ByteSet) {
 	for i := range s {
 		s[i] |= o[i]
 	}
 }
 
 // addRange adds the first bytes of the runes lo–hi.
-func (s *byteSet) addRange(lo, hi rune) {
+func (s *ByteSet) addRange(lo, hi rune) {
 	for r := lo; r <= hi && r < utf8.RuneSelf; r++ {
 		s[r>>6] |= 1 << (r & 63)
 	}
@@ -31,7 +32,7 @@ func (s *byteSet) addRange(lo, hi rune) {
 
 // addRune adds the first bytes of r and, when fold, of the runes it
 // case-folds to.
-func (s *byteSet) addRune(r rune, fold bool) {
+func (s *ByteSet) addRune(r rune, fold bool) {
 	s.addRange(r, r)
 	if fold {
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
@@ -42,16 +43,16 @@ func (s *byteSet) addRune(r rune, fold bool) {
 
 // addClass adds the first bytes of a character class's ranges (lo, hi
 // pairs, as syntax.Regexp.Rune holds them).
-func (s *byteSet) addClass(ranges []rune) {
+func (s *ByteSet) addClass(ranges []rune) {
 	for i := 0; i+1 < len(ranges); i += 2 {
 		s.addRange(ranges[i], ranges[i+1])
 	}
 }
 
-// index returns the index of the first byte of b in s, or -1.
-func (s *byteSet) index(b []byte) int {
+// Index returns the index of the first byte of b in s, or -1.
+func (s *ByteSet) Index(b []byte) int {
 	for i, c := range b {
-		if s.has(c) {
+		if s.Has(c) {
 			return i
 		}
 	}
@@ -61,7 +62,7 @@ func (s *byteSet) index(b []byte) int {
 // firstBytes computes the bytes a match of re can start with. ok is false
 // when a match may begin with an empty-width assertion (^, $, \b, \B),
 // which looks before the match and so depends on where the text starts.
-func firstBytes(re *syntax.Regexp) (set byteSet, nullable, ok bool) {
+func firstBytes(re *syntax.Regexp) (set ByteSet, nullable, ok bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		if len(re.Rune) == 0 {
@@ -114,35 +115,35 @@ func firstBytes(re *syntax.Regexp) (set byteSet, nullable, ok bool) {
 	return set, false, false // assertions and anything unknown
 }
 
-// matchStart returns the set of bytes every match of expr starts with, or
+// MatchStart returns the set of bytes every match of expr starts with, or
 // false when the search cannot skip to the first such byte (the expression
 // can match "" or begin with an assertion).
-func matchStart(expr string) (byteSet, bool) {
+func MatchStart(expr string) (ByteSet, bool) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return byteSet{}, false
+		return ByteSet{}, false
 	}
 	set, nullable, ok := firstBytes(re.Simplify())
 	return set, ok && !nullable
 }
 
-// rareStart reports whether a start set leaves out letters, digits and
+// Rare reports whether s, a start set (MatchStart), leaves out letters, digits and
 // blanks: the bytes ordinary text is made of, so positions holding one of
 // its bytes are few.
-func rareStart(s *byteSet) bool {
+func (s *ByteSet) Rare() bool {
 	for _, c := range []byte(" abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") {
-		if s.has(c) {
+		if s.Has(c) {
 			return false
 		}
 	}
 	return true
 }
 
-// wholeOutside returns, for an expression anchored at both ends of the text
+// WholeOutside returns, for an expression anchored at both ends of the text
 // (`^…$`, whose matches are the whole value), the bytes no match can hold:
 // a value holding one cannot match, and the search is not run. ok is false
 // for any other expression, and when every byte may occur.
-func wholeOutside(expr string) (outside byteSet, ok bool) {
+func WholeOutside(expr string) (outside ByteSet, ok bool) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return outside, false
@@ -155,20 +156,20 @@ func wholeOutside(expr string) (outside byteSet, ok bool) {
 		re.Sub[0].Op != syntax.OpBeginText || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
 		return outside, false
 	}
-	var in byteSet
+	var in ByteSet
 	if !alphabet(re, &in) {
 		return outside, false
 	}
 	for i := range in {
 		outside[i] = ^in[i]
 	}
-	return outside, outside != byteSet{}
+	return outside, outside != ByteSet{}
 }
 
 // alphabet adds to set every byte a match of re can hold (a rune ≥ 0x80
 // stands for every byte ≥ 0x80: its encoding, or an invalid byte matched
 // as U+FFFD); false when re holds an operator it does not know.
-func alphabet(re *syntax.Regexp, set *byteSet) bool {
+func alphabet(re *syntax.Regexp, set *ByteSet) bool {
 	switch re.Op {
 	case syntax.OpLiteral:
 		for _, r := range re.Rune {

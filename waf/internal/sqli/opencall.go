@@ -1,13 +1,12 @@
-package waf
+package sqli
 
-// detectSQLOpenCall is the "sql_open_call" detector: the value ends with a
-// SQL function name and an opening parenthesis, with at most
-// maxOpenCallSep punctuation bytes (and any blanks) between them — an
-// injection cut off right after the call ("CAST(", "minute&&(",
-// "left')?$("), used to probe which functions the database accepts. It
-// looks only at the end of the value, so its cost does not depend on the
-// value's length.
-func detectSQLOpenCall(_ *evalState, _ *Rule, b []byte) (int, int, bool) {
+// OpenCall reports whether b ends with a SQL function name and an opening
+// parenthesis, with at most maxOpenCallSep punctuation bytes (and any
+// blanks) between them, and if so their span — an injection cut off right
+// after the call ("CAST(", "minute&&(", "left')?$("), used to probe which
+// functions the database accepts. It looks only at the end of b, so its
+// cost does not depend on b's length.
+func OpenCall(b []byte) (start, end int, ok bool) {
 	e := len(b)
 	for e > 0 && isSpace(b[e-1]) {
 		e--

@@ -1,13 +1,15 @@
-package waf
+package rxlit
 
 import (
 	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"edge/waf/internal/ahocorasick"
 )
 
-// Operations on literal sets for the prefilter analysis (literals.go):
+// Operations on literal sets for the required-literal analysis (required.go):
 // scoring and pruning, implication, products and junctions, cutting to
 // size. A set stands for "one of these strings occurs"; nil means unknown.
 
@@ -26,7 +28,7 @@ func score(set []string) int {
 			c := s[i]
 			if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') {
 				w++
-			} else if c == ' ' || c == '\t' || c == markBOT[0] || c == markEOT[0] {
+			} else if c == ' ' || c == '\t' || c == ahocorasick.MarkStart[0] || c == ahocorasick.MarkEnd[0] {
 				// blanks and the text ends are everywhere: no prefilter value
 			} else {
 				w += 3
@@ -245,10 +247,10 @@ func product(as, bs []string, max int) ([]string, bool) {
 }
 
 // join concatenates a and b, merging a blank symbol ending a with one
-// starting b (they are one run: symNL if either is).
+// starting b (they are one run: SymBreak if either is).
 func join(a, b string) string {
 	if len(a) > 0 && len(b) > 0 && isSym(a[len(a)-1]) && isSym(b[0]) {
-		if b[0] == symNL[0] {
+		if b[0] == ahocorasick.SymBreak[0] {
 			return a[:len(a)-1] + b
 		}
 		return a + b[1:]
@@ -256,7 +258,7 @@ func join(a, b string) string {
 	return a + b
 }
 
-func isSym(c byte) bool { return c == symSP[0] || c == symNL[0] }
+func isSym(c byte) bool { return c == ahocorasick.SymSpace[0] || c == ahocorasick.SymBreak[0] }
 
 // shrink cuts the strings of set to their first (or, with tail, last) k
 // bytes, halving k until at most max distinct strings remain; nil if that
@@ -323,4 +325,12 @@ func cut(set []string, k int, tail bool) []string {
 		}
 	}
 	return out
+}
+
+// lower returns c with A–Z mapped to a–z.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 32
+	}
+	return c
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rxlit
+
+const raceOn = false
