@@ -2,7 +2,7 @@
 //
 //	edge [--config FILE]                      run (default: ./edge.toml, else the built-in config)
 //	edge --validate [--config FILE] [--json]  check a config and everything it points to
-//	edge --version
+//	edge --version | edge version              version; `version` adds commit, Go and module versions
 //	edge fingerprint < hellos.jsonl           JA3/JA4 of ClientHellos, one JSON line each
 //	edge waf eval [--config FILE] [--paranoia N] [--explain] < requests.jsonl
 //	edge ech keygen --out FILE | edge ech config FILE
@@ -17,13 +17,18 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"edge"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version and commit are set at build time with -ldflags "-X main.version=... -X main.commit=...";
+// without commit, `edge version` reports the VCS revision Go recorded in the binary, if any.
+var (
+	version = "dev"
+	commit  = ""
+)
 
 // Exit codes.
 const (
@@ -38,29 +43,33 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		if sub, ok := subcommands[args[0]]; ok {
-			return sub(args[1:], stdin, stdout, stderr)
+		if sub := findSubcommand(args[0]); sub != nil {
+			return sub.run(args[1:], stdin, stdout, stderr)
+		}
+		if args[0] == "help" {
+			usage(stdout, nil)
+			return exitOK
 		}
 	}
 	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stderr) // parse errors; the usage goes to stdout or stderr by the case, below
 	configPath := fs.String("config", "", "configuration file (default ./edge.toml if present, else the built-in default)")
 	validate := fs.Bool("validate", false, "check the configuration and everything it points to, then exit (0 valid, 1 invalid)")
 	asJSON := fs.Bool("json", false, "with --validate: print problems as a JSON array on stdout")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: edge [--config FILE] | edge --validate [--config FILE] [--json] | edge --version\n")
-		fs.PrintDefaults()
-	}
+	// Usage errors print the usage on stderr; --help prints it on stdout and exits 0.
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
 			return exitOK
 		}
+		usage(stderr, fs)
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "edge: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
+		usage(stderr, fs)
 		return exitUsage
 	}
 	if *showVersion {
@@ -84,6 +93,29 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	return serve(cfg, stderr)
+}
+
+// usage writes edge's usage: how to run it, its flags (when fs is set) and every subcommand.
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: edge [--config FILE]                      run the proxy
+       edge --validate [--config FILE] [--json]  check a configuration, exit 0 (valid), 1 (invalid)
+       edge --version
+`)
+	if fs != nil {
+		fmt.Fprintln(w, "\nflags:")
+		out := fs.Output()
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(out)
+	}
+	fmt.Fprintln(w, "\nsubcommands:")
+	for _, sc := range subcommands {
+		fmt.Fprintf(w, "  edge %s\n      %s\n", strings.TrimSpace(sc.name+" "+sc.args), sc.what)
+	}
+	fmt.Fprint(w, `
+signals: SIGHUP reloads, SIGUSR2 upgrades the binary in place (listening sockets are handed to a new
+edge process, which takes over once ready; this one drains), SIGTERM or SIGINT drains and exits.
+`)
 }
 
 // loadConfig picks the configuration: --config, else ./edge.toml, else the built-in default.
