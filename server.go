@@ -116,11 +116,6 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// processLogger is the process log: text on w, at log.level and above.
-func processLogger(w io.Writer, level string) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevels[level]}))
-}
-
 // Start binds every configured listener and serves them in the background. On error nothing stays
 // bound.
 func (s *Server) Start() error {
