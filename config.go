@@ -52,17 +52,19 @@ type Config struct {
 	data  *dataSet // the data files, read and verified by Load
 }
 
-// ListenConfig holds the listener addresses. An empty address disables that listener.
+// ListenConfig holds the listener addresses. Each listener takes one address or a list ([Addrs]);
+// an empty one disables that listener.
 type ListenConfig struct {
-	// HTTPS is the TLS-over-TCP listener (HTTP/1.1 and HTTP/2 by ALPN).
-	HTTPS string `toml:"https"`
+	// HTTPS is the TLS-over-TCP listener (HTTP/1.1 and HTTP/2 by ALPN); HTTP/3 binds the UDP twin of
+	// each of its addresses.
+	HTTPS Addrs `toml:"https"`
 	// HTTP is the cleartext listener.
-	HTTP string `toml:"http"`
-	// Admin serves /healthz (and later /metrics); loopback by default.
-	Admin string `toml:"admin"`
+	HTTP Addrs `toml:"http"`
+	// Admin serves the status page, /healthz, /metrics and /reload; loopback by default.
+	Admin Addrs `toml:"admin"`
 	// HTTPMode is what the cleartext listener does: "redirect" (to https, 308) or "serve" (the pipeline).
 	HTTPMode string `toml:"http_mode"`
-	// HTTP3 serves HTTP/3 (QUIC) on the UDP port of HTTPS.
+	// HTTP3 serves HTTP/3 (QUIC) on the UDP port of each HTTPS address.
 	HTTP3 bool `toml:"http3"`
 	// AltSvc advertises HTTP/3 with an Alt-Svc header on responses over TCP (when HTTP3 is on).
 	AltSvc bool `toml:"alt_svc"`

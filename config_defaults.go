@@ -71,9 +71,9 @@ func DefaultConfig() Config {
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
 		Listen: ListenConfig{
-			HTTPS:    DefaultHTTPS,
-			HTTP:     DefaultHTTP,
-			Admin:    DefaultAdmin,
+			HTTPS:    Addrs{DefaultHTTPS},
+			HTTP:     Addrs{DefaultHTTP},
+			Admin:    Addrs{DefaultAdmin},
 			HTTPMode: DefaultHTTPMode,
 			HTTP3:    DefaultHTTP3,
 			AltSvc:   DefaultAltSvc,

@@ -48,11 +48,16 @@ type Process struct {
 	handedOff atomic.Bool
 }
 
+// New returns the state of a process that inherited nothing, with a fresh tag.
+func New() *Process {
+	return &Process{tag: newTag(), inherited: map[string]*os.File{}, pairs: map[string]*os.File{}, conns: map[string]*PacketConn{}}
+}
+
 // FromEnv returns this process's handoff state: a fresh tag, and when EnvVar is set (a process
 // started by [Process.Upgrade]) the inherited sockets. The variable is removed from the
 // environment so that it is not passed on by accident.
 func FromEnv() (*Process, error) {
-	p := &Process{tag: newTag(), inherited: map[string]*os.File{}, pairs: map[string]*os.File{}, conns: map[string]*PacketConn{}}
+	p := New()
 	v, ok := os.LookupEnv(EnvVar)
 	if !ok {
 		return p, nil
