@@ -15,12 +15,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"edge"
+	"edge/internal/handoff"
+	"edge/internal/sdnotify"
 )
 
 // version and commit are set at build time with -ldflags "-X main.version=... -X main.commit=...";
@@ -157,13 +161,21 @@ func reportValidation(problems edge.Problems, asJSON bool, stdout, stderr io.Wri
 }
 
 // serve runs edge until SIGTERM or SIGINT, then drains; a second signal exits at once. SIGHUP and
-// changes to the config or data files reload. Signals are caught before startup, so one arriving
-// while edge starts is honoured.
+// changes to the config or data files reload; SIGUSR2 upgrades the binary: the executable at edge's
+// path is started with the same arguments and this process's listening sockets, and once it
+// reports ready this process drains and exits (package handoff). Signals are caught before
+// startup, so one arriving while edge starts is honoured.
+//
+// Under systemd (Type=notify) the manager hears READY=1 once the listeners are up, RELOADING=1 and
+// READY=1 around each reload, STOPPING=1 on drain, WATCHDOG=1 at half its interval, and, from a
+// process that took over in an upgrade, MAINPID= with READY=1.
 func serve(cfg *edge.Config, stderr io.Writer) int {
 	stop := make(chan os.Signal, 2)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -173,29 +185,95 @@ func serve(cfg *edge.Config, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "edge: second signal, exiting now")
 		os.Exit(exitInvalid)
 	}()
-	srv, err := edge.NewServer(cfg, edge.Options{})
+	notify := sdnotify.FromEnv()
+	ho, err := handoff.FromEnv()
 	if err != nil {
 		fmt.Fprintf(stderr, "edge: %v\n", err)
 		return exitInvalid
 	}
+	srv, err := edge.NewServer(cfg, edge.Options{Handoff: ho, Notify: notify})
+	if err != nil {
+		fmt.Fprintf(stderr, "edge: %v\n", err)
+		return exitInvalid
+	}
+	if err := srv.Start(); err != nil {
+		fmt.Fprintf(stderr, "edge: %v\n", err)
+		return exitInvalid
+	}
+	log := srv.Logger()
+	if ho.Inherited() {
+		// Systemd follows this process from now on (NotifyAccess=all lets it say so), before the
+		// old one hears that it may go.
+		_ = notify.MainPID(os.Getpid())
+		if err := ho.Ready(); err != nil {
+			log.Error("upgrade: telling the old process", "err", err)
+		}
+		log.Info("upgrade: took over the listening sockets", "pid", os.Getpid())
+	} else {
+		_ = notify.Ready()
+	}
+	// live ends when this process stops being the one systemd follows: on drain or after a handoff.
+	live, endLive := context.WithCancel(ctx)
+	defer endLive()
+	go notify.RunWatchdog(live, sdnotify.WatchdogInterval())
+	go func() {
+		if err := srv.Watch(live); err != nil {
+			fmt.Fprintf(stderr, "edge: file watching off: %v\n", err)
+		}
+	}()
 	go func() {
 		for {
 			select {
 			case <-hup:
 				srv.Reload("sighup")
-			case <-ctx.Done():
+			case <-usr2:
+				if upgrade(live, srv, ho, log) {
+					endLive()
+					cancel()
+					return
+				}
+			case <-live.Done():
 				return
 			}
 		}
 	}()
-	go func() {
-		if err := srv.Watch(ctx); err != nil {
-			fmt.Fprintf(stderr, "edge: file watching off: %v\n", err)
-		}
-	}()
-	if err := srv.Run(ctx); err != nil {
+	<-ctx.Done()
+	if !ho.HandedOff() {
+		_ = notify.Stopping()
+	}
+	endLive()
+	if err := srv.Drain(); err != nil {
 		fmt.Fprintf(stderr, "edge: %v\n", err)
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// upgradeTimeout bounds how long a new binary may take to start serving before the upgrade is
+// abandoned (it loads the same configuration, rule set included).
+const upgradeTimeout = 60 * time.Second
+
+// upgrade starts the binary at edge's own path with this process's listening sockets; it reports
+// whether the new process took over (then this one drains).
+func upgrade(ctx context.Context, srv *edge.Server, ho *handoff.Process, log *slog.Logger) bool {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Error("upgrade: cannot find the executable", "err", err)
+		return false
+	}
+	socks, err := srv.Sockets()
+	if err != nil {
+		log.Error("upgrade: listening sockets", "err", err)
+		return false
+	}
+	log.Info("upgrade: starting the new binary", "exe", exe)
+	uctx, cancel := context.WithTimeout(ctx, upgradeTimeout)
+	defer cancel()
+	pid, err := ho.Upgrade(uctx, exe, os.Args[1:], socks, os.Stdout, os.Stderr)
+	if err != nil {
+		log.Error("upgrade failed: this process goes on serving", "err", err)
+		return false
+	}
+	log.Info("upgrade: the new process serves; draining", "new_pid", pid)
+	return true
 }
