@@ -15,6 +15,7 @@ import (
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/tls"
+	"edge/tracing"
 	"edge/upstream"
 	"edge/waf"
 )
@@ -41,6 +42,7 @@ type Config struct {
 	Data        DataConfig                        `toml:"data"`
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
+	Tracing     tracing.Config                    `toml:"tracing"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.

@@ -4,6 +4,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/tls"
+	"edge/tracing"
 	"edge/waf"
 )
 
@@ -70,6 +71,7 @@ func DefaultConfig() Config {
 		TLS:         tls.DefaultConfig(),
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
+		Tracing:     tracing.DefaultConfig(),
 		Listen: ListenConfig{
 			HTTPS:    Addrs{DefaultHTTPS},
 			HTTP:     Addrs{DefaultHTTP},

@@ -29,6 +29,8 @@ func (c *Config) validate(s *problemSink) {
 	s.addLeaf("waf", errs, warns)
 	errs, warns = c.RateLimit.Validate()
 	s.addLeaf("ratelimit", errs, warns)
+	errs, warns = c.Tracing.Validate()
+	s.addLeaf("tracing", errs, warns)
 	c.validateBackends(s)
 	c.validateRoutes(s)
 }

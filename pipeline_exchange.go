@@ -12,6 +12,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
+	"edge/tracing"
 	"edge/waf"
 )
 
@@ -49,6 +50,17 @@ type exchange struct {
 	uaMismatch bool
 	limit      ratelimit.Decision
 	waf        waf.Verdict
+
+	trace *exchangeTrace // nil when [tracing] is off
+}
+
+// exchangeTrace is a request's tracing state, allocated only when [tracing] is on.
+type exchangeTrace struct {
+	span     *tracing.Span // the request's server span
+	cspan    *tracing.Span // the backend call's client span, nil until the call starts
+	id       string        // trace id, for the access log
+	upServer string        // the backend server the pool chose
+	upErr    error         // why the backend call failed
 }
 
 type exchangeKey struct{}

@@ -141,6 +141,7 @@ func notLive(old, cur *Config) []string {
 	cmp("server.max_header_bytes", old.Server.MaxHeaderBytes, cur.Server.MaxHeaderBytes)
 	cmp("log.access", old.Log.Access, cur.Log.Access)
 	cmp("log.level", old.Log.Level, cur.Log.Level)
+	cmp("tracing", old.Tracing, cur.Tracing)
 	// The Terminator re-reads certificate and key files on reload; its other settings need a restart.
 	oldTLS, curTLS := old.TLS, cur.TLS
 	oldTLS.Certificates, curTLS.Certificates = nil, nil

@@ -19,6 +19,7 @@ import (
 	"edge/internal/sdnotify"
 	"edge/proxyproto"
 	"edge/tls"
+	"edge/tracing"
 )
 
 // Options are the process-level settings a caller of [NewServer] may override.
@@ -32,6 +33,8 @@ type Options struct {
 	Handoff *handoff.Process
 	// Notify, when set, is told of every reload (RELOADING=1, then READY=1), whatever triggered it.
 	Notify *sdnotify.Notifier
+	// Version is edge's version, for the service.version of its trace spans.
+	Version string
 }
 
 // Server is a running edge: listeners, the current snapshot, and what is shared across snapshots.
@@ -58,6 +61,7 @@ type Server struct {
 
 	handoff *handoff.Process
 	notify  *sdnotify.Notifier
+	tracer  *tracing.Tracer // nil when [tracing] is off: the pipeline then calls nothing in package tracing
 
 	mu      sync.Mutex
 	h3      []*h3Front
@@ -90,6 +94,9 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	}
 	if err := s.registerCollectors(); err != nil {
 		return nil, err
+	}
+	if s.tracer, err = tracing.New(cfg.Tracing, opts.Version); err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
 	}
 
 	if len(cfg.Listen.HTTPS) > 0 {
@@ -300,6 +307,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		snap.close()
 	}
 	_ = s.access.close()
+	if s.tracer != nil {
+		// The spans of the last requests go out before the process exits.
+		errs = append(errs, s.tracer.Shutdown(ctx))
+	}
 	return errors.Join(errs...)
 }
 

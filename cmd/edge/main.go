@@ -191,7 +191,7 @@ func serve(cfg *edge.Config, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "edge: %v\n", err)
 		return exitInvalid
 	}
-	srv, err := edge.NewServer(cfg, edge.Options{Handoff: ho, Notify: notify})
+	srv, err := edge.NewServer(cfg, edge.Options{Handoff: ho, Notify: notify, Version: version})
 	if err != nil {
 		fmt.Fprintf(stderr, "edge: %v\n", err)
 		return exitInvalid
