@@ -4,21 +4,23 @@
 //
 // The files are named for the concern they hold, in the order a request meets them:
 //
-//	server.go            Server: NewServer, Start, Shutdown, Run
-//	listen*.go           listeners: TCP/UDP binding (listen.go), connection admission before any TLS
+//	server.go            Server: NewServer, Start, Shutdown, Drain, Run
+//	listen*.go           listeners: TCP/UDP binding and the sockets an upgrade hands over (listen.go,
+//	                     package internal/handoff), connection admission before any TLS
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
 //	                     (listen_tls.go), QUIC and HTTP/3 (listen_h3.go, listen_quic_retry.go), the
 //	                     cleartext listener (listen_http.go)
 //	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
 //	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_ratelimit.go,
 //	                     pipeline_waf.go; every denial is a decision written by pipeline_respond.go;
-//	                     pipeline_exchange.go is the per-request state, pipeline_requestid.go its id
+//	                     pipeline_exchange.go is the per-request state, pipeline_requestid.go its id;
+//	                     pipeline_trace.go the OpenTelemetry spans when [tracing] is on
 //	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
 //	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
-//	log_access.go        the access log line written when a request ends
-//	config*.go           the configuration: decoding (config.go), defaults, validation, problems and
-//	                     their lines, data files (config_data.go, config_waf.go) and the compiled
-//	                     Snapshot (config_snapshot.go)
+//	log_access.go        the access log line written when a request ends; log_process.go the process log
+//	config*.go           the configuration: decoding (config.go), listener addresses (config_listen.go),
+//	                     defaults, validation, problems and their lines, data files (config_data.go,
+//	                     config_waf.go) and the compiled Snapshot (config_snapshot.go)
 //	reload*.go           hot reload: Server.Reload and the file watcher
 //	admin*.go            the admin listener: handlers, metrics, collectors and the status page
 //	tool_*.go            entry points for the CLI's tools (edge waf eval)
@@ -33,6 +35,6 @@
 // atomic.Pointer. A request loads the pointer once and uses that snapshot from start to end, so a
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
-// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust) are
-// leaves: they exchange plain values with this package and never import it.
+// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
+// tracing) are leaves: they exchange plain values with this package and never import it.
 package edge

@@ -1,8 +1,10 @@
-// Command edge is the security edge terminator. See the repository README for a tour.
+// Command edge is the security edge terminator. See the repository README for a tour; `edge --help`
+// lists everything below.
 //
 //	edge [--config FILE]                      run (default: ./edge.toml, else the built-in config)
 //	edge --validate [--config FILE] [--json]  check a config and everything it points to
-//	edge --version | edge version              version; `version` adds commit, Go and module versions
+//	edge --version | edge version             version; `version` adds commit, Go and module versions
+//	kill -USR2 PID                            upgrade the binary in place; -HUP reloads, -TERM drains
 //	edge fingerprint < hellos.jsonl           JA3/JA4 of ClientHellos, one JSON line each
 //	edge waf eval [--config FILE] [--paranoia N] [--explain] < requests.jsonl
 //	edge ech keygen --out FILE | edge ech config FILE
