@@ -308,8 +308,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	_ = s.access.close()
 	if s.tracer != nil {
-		// The spans of the last requests go out before the process exits.
-		errs = append(errs, s.tracer.Shutdown(ctx))
+		// The spans of the last requests go out before the process exits, within a bound of their
+		// own: ctx may have run out on the drain.
+		tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.tracer.Shutdown(tctx); err != nil {
+			s.log.Warn("tracing: the last spans were not exported", "err", err)
+		}
+		cancel()
 	}
 	return errors.Join(errs...)
 }

@@ -50,7 +50,7 @@ const (
 //   - passes a datagram whose destination connection ID carries an older process's tag to that
 //     process, over the pair;
 //   - after this process handed over, reads the datagrams the newer process passes it instead of
-//     the socket (and goes back to the socket if the newer process disappears).
+//     the socket, for good.
 //
 // ReadBatch is called by one goroutine at a time (the transport's read loop).
 type PacketConn struct {
@@ -110,14 +110,15 @@ func (c *PacketConn) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 				return 0, err
 			}
 			if err != nil {
-				// The newer process is gone: nobody reads the socket but this process now.
-				c.mu.Lock()
-				if c.from == from {
-					c.from = nil
+				// The newer process is gone. This one does not read the socket again: a process newer
+				// still may be reading it, and its datagrams are not for this one. Its connections
+				// time out; it was draining anyway.
+				select {
+				case <-c.closed:
+					return 0, net.ErrClosed
+				case <-c.kick:
+					return 0, os.ErrDeadlineExceeded
 				}
-				c.mu.Unlock()
-				from.Close()
-				continue
 			}
 			if n > 0 {
 				return n, nil
