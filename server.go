@@ -95,9 +95,6 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	if err := s.registerCollectors(); err != nil {
 		return nil, err
 	}
-	if s.tracer, err = tracing.New(cfg.Tracing, opts.Version); err != nil {
-		return nil, fmt.Errorf("tracing: %w", err)
-	}
 
 	if len(cfg.Listen.HTTPS) > 0 {
 		tcfg := cfg.TLS
@@ -131,6 +128,12 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	if problems.HasErrors() {
 		echo.srv.Close()
 		return nil, problems.Err()
+	}
+	// Last: nothing below can fail and leave its exporter running.
+	if s.tracer, err = tracing.New(cfg.Tracing, opts.Version); err != nil {
+		echo.srv.Close()
+		snap.close()
+		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	s.snap.Store(snap)
 	return s, nil
