@@ -127,7 +127,9 @@ func TestOpsNotifyProtocol(t *testing.T) {
 	expect("READY=1 after the reload", func(n notification) bool { return n.pid == first && n.has("READY=1") })
 
 	syscall.Kill(first, syscall.SIGUSR2)
-	m := expect("MAINPID= from the new process", func(n notification) bool { return slices.ContainsFunc(n.lines, func(l string) bool { return strings.HasPrefix(l, "MAINPID=") }) })
+	m := expect("MAINPID= from the new process", func(n notification) bool {
+		return slices.ContainsFunc(n.lines, func(l string) bool { return strings.HasPrefix(l, "MAINPID=") })
+	})
 	second := m.pid
 	pids = append(pids, second)
 	if second == first || !m.has("MAINPID="+strconv.Itoa(second)) || !m.has("READY=1") {
