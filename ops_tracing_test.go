@@ -200,6 +200,8 @@ backend = "app"
 				"edge.tls.pq":               "true",
 				"edge.ratelimit.decision":   "allow",
 				"edge.ratelimit.policy":     "per-ip",
+				"edge.upstream.server":      backend.Listener.Addr().String(),
+				"edge.upstream.status":      "200",
 			} {
 				if sa[k] != want {
 					t.Errorf("server span %s = %q, want %q", k, sa[k], want)

@@ -27,6 +27,9 @@ func (s *Server) endTrace(ex *exchange, r *http.Request, status int) {
 		Status:   status,
 		Route:    ex.route,
 		Backend:  ex.backend,
+
+		UpstreamServer: ex.trace.upServer,
+		UpstreamStatus: ex.upStatus,
 	}
 	if c := ex.conn; c != nil {
 		tr.TLS, tr.TLSGroup, tr.PQ, tr.JA4 = true, c.tls.Group, c.tls.PQ, c.fp.JA4

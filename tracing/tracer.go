@@ -101,6 +101,9 @@ type Request struct {
 	Route    string
 	Backend  string
 
+	UpstreamServer string // the backend server the request went to, "" when none
+	UpstreamStatus int    // its response status, 0 when none
+
 	TLS      bool // the facts below are set
 	TLSGroup string
 	PQ       bool
@@ -136,6 +139,12 @@ func (sp *Span) EndServer(r *Request) {
 		}
 		if r.Backend != "" {
 			attrs = append(attrs, attribute.String("edge.backend", r.Backend))
+		}
+		if r.UpstreamServer != "" {
+			attrs = append(attrs, attribute.String("edge.upstream.server", r.UpstreamServer))
+		}
+		if r.UpstreamStatus != 0 {
+			attrs = append(attrs, attribute.Int("edge.upstream.status", r.UpstreamStatus))
 		}
 		if r.TLS {
 			attrs = append(attrs,
