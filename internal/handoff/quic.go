@@ -216,7 +216,8 @@ func (c *PacketConn) isOlder(b []byte) bool {
 }
 
 // forward passes a datagram to the older process: type, address, control messages, payload. A
-// failed write (the older process has exited) drops it, as the network could have.
+// failed write (the older process has exited, or does not read) drops it, as the network could
+// have.
 func (c *PacketConn) forward(m *ipv4.Message) {
 	ua, ok := m.Addr.(*net.UDPAddr)
 	if !ok {
@@ -232,8 +233,15 @@ func (c *PacketConn) forward(m *ipv4.Message) {
 	b = append(b, m.OOB[:m.NN]...)
 	b = append(b, m.Buffers[0][:m.N]...)
 	c.wbuf = b
+	// Bounded: an older process that stopped reading without closing its end (its transport is
+	// closing) must not stall this process's read loop.
+	_ = c.up.SetWriteDeadline(time.Now().Add(forwardTimeout))
 	_, _ = c.up.Write(b)
 }
+
+// forwardTimeout bounds how long passing one datagram to an older process may wait for room in the
+// pair's buffer; past it the datagram is dropped, as a congested network would.
+const forwardTimeout = 5 * time.Millisecond
 
 // readPair reads one forwarded datagram into ms[0]; it returns 0 for a message to pass on further
 // (to a process older still) or to ignore.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"golang.org/x/net/ipv4"
 )
 
 func testTLS(t *testing.T) *stdtls.Config {
@@ -177,5 +178,28 @@ func TestIsOlder(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestForwardDoesNotStall: an older process that stops reading its pair without closing it costs
+// dropped datagrams, not a stuck read loop.
+func TestForwardDoesNotStall(t *testing.T) {
+	mine, theirs, err := seqpacketPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mine.Close() // open, never read
+	up, _ := fileUnixConn(theirs)
+	theirs.Close()
+	c := &PacketConn{tag: Tag{5, 6, 7, 8}, older: []Tag{{1, 2, 3, 4}}, up: up}
+	defer up.Close()
+	payload := make([]byte, 1200)
+	m := ipv4.Message{Buffers: [][]byte{payload}, N: len(payload), Addr: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4433}}
+	start := time.Now()
+	for range 400 {
+		c.forward(&m)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("400 datagrams to a pair nobody reads took %v", d)
 	}
 }
