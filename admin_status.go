@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -381,6 +382,7 @@ func (s *Server) statusHandler(st *statusState) http.Handler {
 type statusSummary struct {
 	Time          time.Time          `json:"time"`
 	UptimeSeconds float64            `json:"uptime_seconds"`
+	PID           int                `json:"pid"` // the process answering: it changes with a binary upgrade
 	Requests      statusRequests     `json:"requests"`
 	TLS           statusTLS          `json:"tls"`
 	Fingerprints  statusFingerprints `json:"fingerprints"`
@@ -471,7 +473,7 @@ type statusReload struct {
 
 // statusSummary assembles GET /status from the leaves' Stats, the request metrics and st.
 func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
-	out := statusSummary{Time: now.UTC(), UptimeSeconds: now.Sub(st.start).Seconds(), Fingerprints: st.fingerprints(), WAF: st.waf(now)}
+	out := statusSummary{Time: now.UTC(), UptimeSeconds: now.Sub(st.start).Seconds(), PID: os.Getpid(), Fingerprints: st.fingerprints(), WAF: st.waf(now)}
 	out.Requests = s.requestTotals()
 	out.TLS.Groups, out.TLS.Failures = []statusGroup{}, []nameCount{}
 	if s.term != nil {

@@ -16,6 +16,7 @@ import (
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/tls"
+	"edge/tracing"
 	"edge/upstream"
 	"edge/waf"
 )
@@ -44,6 +45,7 @@ type Config struct {
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 	Auth        auth.Config                       `toml:"auth"`
 	Admin       AdminConfig                       `toml:"admin"`
+	Tracing     tracing.Config                    `toml:"tracing"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.
@@ -55,21 +57,23 @@ type Config struct {
 	data  *dataSet // the data files, read and verified by Load
 }
 
-// ListenConfig holds the listener addresses. An empty address disables that listener.
+// ListenConfig holds the listener addresses. Each listener takes one address or a list ([Addrs]);
+// an empty one disables that listener.
 type ListenConfig struct {
-	// HTTPS is the TLS-over-TCP listener (HTTP/1.1 and HTTP/2 by ALPN).
-	HTTPS string `toml:"https"`
+	// HTTPS is the TLS-over-TCP listener (HTTP/1.1 and HTTP/2 by ALPN); HTTP/3 binds the UDP twin of
+	// each of its addresses.
+	HTTPS Addrs `toml:"https"`
 	// HTTP is the cleartext listener.
-	HTTP string `toml:"http"`
+	HTTP Addrs `toml:"http"`
 	// Admin serves /healthz, /metrics, the status page, reloads and the admin API; loopback by
-	// default. Off loopback it needs admin.token_files.
-	Admin string `toml:"admin"`
+	// default. Off loopback it needs admin.token_files or admin.client_ca_files.
+	Admin Addrs `toml:"admin"`
 	// Metrics, when set, serves /metrics and /healthz only, without authentication: Prometheus
 	// scrapes it without control rights.
-	Metrics string `toml:"metrics"`
+	Metrics Addrs `toml:"metrics"`
 	// HTTPMode is what the cleartext listener does: "redirect" (to https, 308) or "serve" (the pipeline).
 	HTTPMode string `toml:"http_mode"`
-	// HTTP3 serves HTTP/3 (QUIC) on the UDP port of HTTPS.
+	// HTTP3 serves HTTP/3 (QUIC) on the UDP port of each HTTPS address.
 	HTTP3 bool `toml:"http3"`
 	// AltSvc advertises HTTP/3 with an Alt-Svc header on responses over TCP (when HTTP3 is on).
 	AltSvc bool `toml:"alt_svc"`

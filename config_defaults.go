@@ -4,6 +4,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/tls"
+	"edge/tracing"
 	"edge/waf"
 )
 
@@ -83,10 +84,11 @@ func DefaultConfig() Config {
 		TLS:         tls.DefaultConfig(),
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
+		Tracing:     tracing.DefaultConfig(),
 		Listen: ListenConfig{
-			HTTPS:    DefaultHTTPS,
-			HTTP:     DefaultHTTP,
-			Admin:    DefaultAdmin,
+			HTTPS:    Addrs{DefaultHTTPS},
+			HTTP:     Addrs{DefaultHTTP},
+			Admin:    Addrs{DefaultAdmin},
 			HTTPMode: DefaultHTTPMode,
 			HTTP3:    DefaultHTTP3,
 			AltSvc:   DefaultAltSvc,

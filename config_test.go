@@ -24,7 +24,7 @@ func TestRepositoryConfigValid(t *testing.T) {
 				t.Errorf("unexpected warning: %s", p)
 			}
 		}
-		if cfg.Listen.HTTPS != "127.0.0.1:8443" || cfg.Listen.HTTP != "127.0.0.1:8080" || cfg.Listen.Admin != "127.0.0.1:9901" {
+		if cfg.Listen.HTTPS.First() != "127.0.0.1:8443" || cfg.Listen.HTTP.First() != "127.0.0.1:8080" || cfg.Listen.Admin.First() != "127.0.0.1:9901" {
 			t.Errorf("listen = %+v, want the documented addresses", cfg.Listen)
 		}
 	}

@@ -29,49 +29,44 @@ func (c *Config) validate(s *problemSink) {
 	s.addLeaf("waf", errs, warns)
 	errs, warns = c.RateLimit.Validate()
 	s.addLeaf("ratelimit", errs, warns)
+	errs, warns = c.Tracing.Validate()
+	s.addLeaf("tracing", errs, warns)
 	c.validateBackends(s)
 	c.validateRoutes(s)
 	c.validateAuth(s)
 }
 
 func (c *Config) validateListen(s *problemSink) {
-	seen := map[string]string{}
-	check := func(key, addr string) {
-		if addr == "" {
-			return
-		}
-		path := "listen." + key
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			s.errorf(path, fmt.Sprintf("bad listen address %q: want host:port", addr))
-			return
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-			s.errorf(path, fmt.Sprintf("bad listen address %q: port must be 0-65535", addr))
-			return
-		}
-		if host != "" && host != "localhost" {
-			if _, err := netip.ParseAddr(host); err != nil {
-				s.errorf(path, fmt.Sprintf("bad listen address %q: host must be an IP address, localhost or empty", addr))
-				return
+	var seen []listenAddr
+	check := func(key string, addrs Addrs) {
+		for i, addr := range addrs {
+			path := "listen." + key
+			if len(addrs) > 1 {
+				path += "[" + strconv.Itoa(i) + "]"
 			}
-		}
-		if port != "0" {
-			if other, dup := seen[canonicalListen(host, port)]; dup {
-				s.errorf(path, fmt.Sprintf("listen address %q is also used by listen.%s", addr, other))
-				return
+			la, msg := parseListenAddr(addr)
+			if msg != "" {
+				s.errorf(path, fmt.Sprintf("bad listen address %q: %s", addr, msg))
+				continue
 			}
-			seen[canonicalListen(host, port)] = key
-		}
-		if key == "admin" && !isLoopbackHost(host) && len(c.Admin.TokenFiles) == 0 && len(c.Admin.ClientCAFiles) == 0 {
-			s.errorf(path, fmt.Sprintf("admin listener %q is not on loopback and has no authentication (admin.token_files or admin.client_ca_files): anyone on the network could reload, ban and read the status", addr))
+			la.key = path
+			if la.port != 0 {
+				if other, clash := la.clashesWith(seen); clash {
+					s.errorf(path, fmt.Sprintf("listen address %q is also used by %s", addr, other))
+					continue
+				}
+				seen = append(seen, la)
+			}
+			if key == "admin" && !isLoopbackHost(la.host) && len(c.Admin.TokenFiles) == 0 && len(c.Admin.ClientCAFiles) == 0 {
+				s.errorf(path, fmt.Sprintf("admin listener %q is not on loopback and has no authentication (admin.token_files or admin.client_ca_files): anyone on the network could reload, ban and read the status", addr))
+			}
 		}
 	}
 	check("https", c.Listen.HTTPS)
 	check("http", c.Listen.HTTP)
 	check("admin", c.Listen.Admin)
 	check("metrics", c.Listen.Metrics)
-	if c.Listen.HTTPS == "" && c.Listen.HTTP == "" {
+	if len(c.Listen.HTTPS) == 0 && len(c.Listen.HTTP) == 0 {
 		s.errorf("listen", "no listener: set listen.https or listen.http")
 	}
 	switch c.Listen.HTTPMode {
@@ -79,7 +74,7 @@ func (c *Config) validateListen(s *problemSink) {
 	default:
 		s.errorf("listen.http_mode", fmt.Sprintf("unknown mode %q: want \"redirect\" or \"serve\"", c.Listen.HTTPMode))
 	}
-	if c.Listen.HTTPMode == "redirect" && c.Listen.HTTP != "" && c.Listen.HTTPS == "" {
+	if c.Listen.HTTPMode == "redirect" && len(c.Listen.HTTP) > 0 && len(c.Listen.HTTPS) == 0 {
 		s.errorf("listen.http_mode", "redirect needs listen.https")
 	}
 	switch c.Listen.HTTP3Retry {
@@ -98,18 +93,56 @@ func (c *Config) validateListen(s *problemSink) {
 	}
 }
 
-// canonicalListen makes "localhost:80", "127.0.0.1:80" and ":80" collide as they would at bind time.
-func canonicalListen(host, port string) string {
-	if host == "localhost" {
-		host = "127.0.0.1"
+// listenAddr is a parsed listen address: what it binds, for finding two that would collide.
+type listenAddr struct {
+	key  string // the config path that set it
+	host string // as written: an IP address, "localhost" or ""
+	ip   netip.Addr
+	port int
+}
+
+// parseListenAddr checks a listen address; the message says what is wrong with it, "" if nothing.
+func parseListenAddr(addr string) (listenAddr, string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return listenAddr{}, "want host:port"
 	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		host = a.Unmap().String()
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return listenAddr{}, "port must be 0-65535"
 	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		return "*:" + port
+	la := listenAddr{host: host, port: n}
+	switch host {
+	case "":
+	case "localhost":
+		la.ip = netip.AddrFrom4([4]byte{127, 0, 0, 1}) // what Go binds for it
+	default:
+		ip, err := netip.ParseAddr(host)
+		if err != nil {
+			return listenAddr{}, "host must be an IP address, localhost or empty"
+		}
+		la.ip = ip.Unmap()
 	}
-	return host + ":" + port
+	return la, ""
+}
+
+// clashesWith returns the key of an address in seen that would take the same port as la when bound:
+// the same address, or a wildcard of its family. An IPv4 and an IPv6 address never clash (IPv6
+// addresses bind IPv6 only); an empty host binds both families and clashes with every address.
+func (la listenAddr) clashesWith(seen []listenAddr) (string, bool) {
+	for _, o := range seen {
+		if o.port != la.port {
+			continue
+		}
+		switch {
+		case !la.ip.IsValid() || !o.ip.IsValid():
+			return o.key, true
+		case la.ip.Is4() != o.ip.Is4():
+		case la.ip == o.ip || la.ip.IsUnspecified() || o.ip.IsUnspecified():
+			return o.key, true
+		}
+	}
+	return "", false
 }
 
 func isLoopbackHost(host string) bool {

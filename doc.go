@@ -4,8 +4,9 @@
 //
 // The files are named for the concern they hold, in the order a request meets them:
 //
-//	server.go            Server: NewServer, Start, Shutdown, Run
-//	listen*.go           listeners: TCP/UDP binding (listen.go), connection admission before any TLS
+//	server.go            Server: NewServer, Start, Shutdown, Drain, Run
+//	listen*.go           listeners: TCP/UDP binding and the sockets an upgrade hands over (listen.go,
+//	                     package internal/handoff), connection admission before any TLS
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
 //	                     (listen_tls.go), HTTP/2 on the h2guard frame tap (listen_h2.go), QUIC and
 //	                     HTTP/3 (listen_h3.go, listen_quic_retry.go), the cleartext listener
@@ -17,13 +18,14 @@
 //	                     rules, client certificates, JWT, Basic, forward auth: package auth),
 //	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written
 //	                     by pipeline_respond.go; pipeline_exchange.go is the per-request state,
-//	                     pipeline_requestid.go its id
+//	                     pipeline_requestid.go its id; pipeline_trace.go the OpenTelemetry spans when
+//	                     [tracing] is on
 //	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
 //	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
-//	log_access.go        the access log line written when a request ends
-//	config*.go           the configuration: decoding (config.go), defaults, validation, problems and
-//	                     their lines, data files (config_data.go, config_waf.go, config_auth.go) and
-//	                     the compiled Snapshot (config_snapshot.go)
+//	log_access.go        the access log line written when a request ends; log_process.go the process log
+//	config*.go           the configuration: decoding (config.go), listener addresses (config_listen.go),
+//	                     defaults, validation, problems and their lines, data files (config_data.go,
+//	                     config_waf.go, config_auth.go) and the compiled Snapshot (config_snapshot.go)
 //	reload*.go           hot reload: Server.Reload and the file watcher
 //	admin*.go            the admin listener: handlers, metrics, collectors, the status page, and the
 //	                     token-guarded runtime controls (admin_api.go: bans, drain, WAF mode)
@@ -40,7 +42,7 @@
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
 // The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
-// h2guard) are leaves: they exchange plain values with this package and never import it
-// (deps_test.go holds the allowed import edges of the whole module). Unit tests sit beside the code
+// h2guard, auth, tracing) are leaves: they exchange plain values with this package and never import
+// it (deps_test.go holds the allowed import edges of the whole module). Unit tests sit beside the code
 // they test; tests that start a whole edge and drive it through its listeners are in e2e/.
 package edge

@@ -69,6 +69,9 @@ func (bp *bufferPool) Put(b []byte) {
 func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	ex := exchangeFrom(r.Context())
 	ex.upStart = time.Now()
+	if ex.trace != nil {
+		r = b.srv.startClientSpan(r, ex)
+	}
 	b.proxy.ServeHTTP(w, r)
 	if ex.tooEarly {
 		// The backend answered 425 to the request forwarded in 0-RTT. Once the handshake has
@@ -83,6 +86,9 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ex.upTime = time.Since(ex.upStart)
+	if ex.trace != nil {
+		ex.trace.cspan.EndClient(b.name, ex.trace.upServer, ex.upStatus, ex.trace.upErr)
+	}
 }
 
 // rewrite sets the outbound request: the canonical path (what routing decided on is what the backend
@@ -127,6 +133,10 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 	}
 	if ex.snap.cfg.Server.Via {
 		h.Add("Via", viaValue(pr.In.ProtoMajor, pr.In.ProtoMinor))
+	}
+	if ex.trace != nil {
+		// The backend continues the trace under edge's client span (W3C Trace Context).
+		b.srv.tracer.Inject(pr.Out.Context(), h)
 	}
 	if c := ex.conn; c != nil {
 		hb.set(canonTLSVersion, c.tls.Version)
@@ -183,6 +193,9 @@ func quoteForwarded(v string) string {
 func (b *backend) modifyResponse(resp *http.Response) error {
 	ex := exchangeFrom(resp.Request.Context())
 	ex.upStatus = resp.StatusCode
+	if ex.trace != nil {
+		ex.trace.upServer = resp.Request.URL.Host // the pool's attempt: the server it chose
+	}
 	if resp.StatusCode == http.StatusTooEarly && ex.early {
 		return errTooEarly
 	}
@@ -230,6 +243,13 @@ func viaValue(major, minor int) string {
 // 502 otherwise).
 func (b *backend) fail(w http.ResponseWriter, r *http.Request, err error) {
 	ex := exchangeFrom(r.Context())
+	if ex.trace != nil {
+		ex.trace.upErr = err
+		var ue *upstream.Error
+		if errors.As(err, &ue) {
+			ex.trace.upServer = ue.Server
+		}
+	}
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):

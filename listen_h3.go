@@ -17,23 +17,27 @@ import (
 
 	"edge/fingerprint"
 	"edge/h2guard"
+	"edge/internal/handoff"
 	"edge/tls"
 )
 
 // h3Front is the HTTP/3 listener: quic-go on the UDP port of listen.https, with the same TLS
 // configuration (certificates, post-quantum groups, policy) and the same pipeline as TCP.
 type h3Front struct {
-	udp *net.UDPConn
+	udp *handoff.PacketConn
 	tr  *quic.Transport
 	ln  http3.QUICListener
 	srv *http3.Server
 }
 
-// startH3 serves HTTP/3 on udp, bound to the https listener's port (listenTCPAndUDP).
-func (s *Server) startH3(udp *net.UDPConn, tlsCfg *stdtls.Config) (*h3Front, error) {
+// startH3 serves HTTP/3 on udp, the UDP twin of an https address (listen.go). Its connection IDs
+// carry this process's tag, so that after an upgrade the new process can pass their datagrams back
+// here while they drain (package handoff).
+func (s *Server) startH3(udp *handoff.PacketConn, tlsCfg *stdtls.Config) (*h3Front, error) {
 	var err error
 	f := &h3Front{udp: udp, tr: &quic.Transport{
-		Conn: udp,
+		Conn:                  udp,
+		ConnectionIDGenerator: s.handoff.CIDGenerator(),
 		// The connection limiter refuses QUIC connections before the handshake, and asks quic-go for
 		// address validation (Retry) from clients it would refuse, so spoofed sources cannot get a
 		// victim banned.
@@ -123,12 +127,20 @@ var errNoQUICHello = errors.New("fingerprint: no ClientHello seen for this QUIC 
 func (f *h3Front) shutdown(ctx context.Context) error {
 	f.ln.Close()
 	err := f.srv.Shutdown(ctx)
-	f.srv.Close()
-	f.tr.Close()
+	f.close()
 	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, quic.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// close closes the server, the transport and this process's descriptor of the socket.
+func (f *h3Front) close() {
+	if f.srv != nil {
+		f.srv.Close()
+	}
+	f.tr.Close()
+	f.udp.Close()
 }
 
 // altSvcValue is the Alt-Svc header advertising HTTP/3 on port.

@@ -20,7 +20,7 @@ func (s *Server) redirectToHTTPS(w http.ResponseWriter, r *http.Request) {
 		s.respond(w, r, &exchange{id: s.ids.next()}, deny(denyBadRequest, "invalid host"))
 		return
 	}
-	if _, port, err := net.SplitHostPort(s.cfg.Listen.HTTPS); err == nil && port != "443" {
+	if _, port, err := net.SplitHostPort(s.cfg.Listen.HTTPS.First()); err == nil && port != "443" {
 		if a := s.Addr("https"); a != nil {
 			port = strconv.Itoa(a.(*net.TCPAddr).Port)
 		}

@@ -54,3 +54,12 @@ func TestListenTCPAndUDP(t *testing.T) {
 	}
 	tl.Close()
 }
+
+// listenTCPAndUDP binds addr's TCP listener and its UDP twin, as Start does for an https address.
+func listenTCPAndUDP(addr string) (net.Listener, *net.UDPConn, error) {
+	var so socket
+	if err := so.bind(addr, true); err != nil {
+		return nil, nil, err
+	}
+	return so.tcp, so.udp, nil
+}

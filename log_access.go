@@ -133,6 +133,9 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		slog.String("backend", ex.backend),
 		slog.String("user_agent", r.UserAgent()),
 	)
+	if ex.trace != nil && ex.trace.id != "" {
+		attrs = append(attrs, slog.String("trace_id", ex.trace.id))
+	}
 	if c := ex.conn; c != nil {
 		attrs = append(attrs,
 			slog.String("tls_version", c.tls.Version),
@@ -159,14 +162,7 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 			slog.Any("waf_rules", v.RuleIDs(ids)), slog.Any("waf_matches", v.Matches))
 	}
 	if ex.limit.Policy != "" {
-		decision := "allow"
-		switch {
-		case !ex.limit.Allowed:
-			decision = "deny"
-		case ex.limit.Detected:
-			decision = "detect"
-		}
-		attrs = append(attrs, slog.String("ratelimit", decision), slog.String("ratelimit_policy", ex.limit.Policy))
+		attrs = append(attrs, slog.String("ratelimit", limitDecision(ex)), slog.String("ratelimit_policy", ex.limit.Policy))
 	}
 	if cc := ex.clientCert; cc != nil {
 		attrs = append(attrs, slog.String("client_cert_subject", cc.Subject), slog.String("client_cert_sha256", cc.Fingerprint),
@@ -185,4 +181,15 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		}
 	}
 	al.logger.LogAttrs(context.Background(), slog.LevelInfo, "", attrs...)
+}
+
+// limitDecision names the request limiter's decision: "allow", "detect" or "deny".
+func limitDecision(ex *exchange) string {
+	switch {
+	case !ex.limit.Allowed:
+		return "deny"
+	case ex.limit.Detected:
+		return "detect"
+	}
+	return "allow"
 }

@@ -32,6 +32,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 	if scheme == "https" && ex.proto != "h3" {
 		ex.altSvc = s.altSvc // HTTP/3 is advertised on TCP responses
 	}
+	if s.tracer != nil {
+		r = s.startTrace(r, ex)
+	}
 	rec := &recorder{ResponseWriter: w, id: ex.id, altSvc: ex.altSvc}
 	if ex.proto == "h3" {
 		if f := connFactsFrom(r.Context()); f != nil && f.live != nil && f.live.h3 != nil {
@@ -54,6 +57,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
+	}
+	if ex.trace != nil {
+		s.endTrace(ex, r, status)
 	}
 	s.m.observe(ex, status)
 	s.access.log(ex, r, rec)

@@ -14,6 +14,7 @@ import (
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/tls"
+	"edge/tracing"
 	"edge/waf"
 )
 
@@ -57,6 +58,16 @@ type exchange struct {
 	claims     auth.Claims     // the verified token's claims, nil without one
 	challenge  string          // WWW-Authenticate of a 401
 	clientCert *tls.ClientCert // the client certificate of the connection, nil without one
+	trace      *exchangeTrace  // nil when [tracing] is off
+}
+
+// exchangeTrace is a request's tracing state, allocated only when [tracing] is on.
+type exchangeTrace struct {
+	span     *tracing.Span // the request's server span
+	cspan    *tracing.Span // the backend call's client span, nil until the call starts
+	id       string        // trace id, for the access log
+	upServer string        // the backend server the pool chose
+	upErr    error         // why the backend call failed
 }
 
 type exchangeKey struct{}

@@ -41,6 +41,14 @@ func (s *Server) Reload(trigger string) ReloadResult {
 	defer s.reload.mu.Unlock()
 	start := time.Now()
 	res := ReloadResult{Time: start, Trigger: trigger}
+	if s.handoff.HandedOff() {
+		// A newer process serves now, and it is the one systemd follows: this one only drains.
+		res.Problems = Problems{{Severity: SeverityError, Message: "a new binary took over (upgrade): this process only drains"}}
+		return res
+	}
+	// The service manager sees "reloading" until the attempt is over, whatever its outcome.
+	_ = s.notify.Reloading()
+	defer func() { _ = s.notify.Ready() }()
 	if trigger == "sighup" {
 		// SIGHUP also reopens the access log file, for logrotate.
 		if err := s.access.reopen(); err != nil {
@@ -137,6 +145,7 @@ func notLive(old, cur *Config) []string {
 	cmp("server.max_header_bytes", old.Server.MaxHeaderBytes, cur.Server.MaxHeaderBytes)
 	cmp("log.access", old.Log.Access, cur.Log.Access)
 	cmp("log.level", old.Log.Level, cur.Log.Level)
+	cmp("tracing", old.Tracing, cur.Tracing)
 	// The Terminator re-reads certificate and key files on reload; its other settings need a restart.
 	oldTLS, curTLS := old.TLS, cur.TLS
 	oldTLS.Certificates, curTLS.Certificates = nil, nil

@@ -15,8 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"edge/internal/handoff"
+	"edge/internal/sdnotify"
 	"edge/proxyproto"
 	"edge/tls"
+	"edge/tracing"
 )
 
 // Options are the process-level settings a caller of [NewServer] may override.
@@ -25,6 +28,13 @@ type Options struct {
 	Logger *slog.Logger
 	// AccessLog, when set, receives the access log instead of log.access (tests use it).
 	AccessLog io.Writer
+	// Handoff is this process's side of binary upgrades: the listening sockets it inherited from
+	// the edge it replaces, which Start takes over instead of binding. Nil: a fresh process.
+	Handoff *handoff.Process
+	// Notify, when set, is told of every reload (RELOADING=1, then READY=1), whatever triggered it.
+	Notify *sdnotify.Notifier
+	// Version is edge's version, for the service.version of its trace spans.
+	Version string
 }
 
 // Server is a running edge: listeners, the current snapshot, and what is shared across snapshots.
@@ -52,12 +62,16 @@ type Server struct {
 	m      *metrics
 	status *statusState
 
-	mu        sync.Mutex
-	h3        *h3Front
-	listeners map[string]net.Listener
-	servers   []*http.Server
-	started   atomic.Bool
-	wg        sync.WaitGroup
+	handoff *handoff.Process
+	notify  *sdnotify.Notifier
+	tracer  *tracing.Tracer // nil when [tracing] is off: the pipeline then calls nothing in package tracing
+
+	mu      sync.Mutex
+	h3      []*h3Front
+	sockets []socket // every bound listening socket, in configuration order
+	servers []*http.Server
+	started atomic.Bool
+	wg      sync.WaitGroup
 }
 
 // NewServer prepares a server from a validated configuration: the self-signed certificate when none
@@ -77,13 +91,16 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access log: %w", err)
 	}
-	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), listeners: map[string]net.Listener{}, m: newMetrics(),
+	s := &Server{cfg: cfg, log: logger, access: access, ids: newRequestIDs(), handoff: opts.Handoff, notify: opts.Notify, m: newMetrics(),
 		status: newStatusState(), conns: newConnRegistry()}
+	if s.handoff == nil {
+		s.handoff = handoff.New()
+	}
 	if err := s.registerCollectors(); err != nil {
 		return nil, err
 	}
 
-	if cfg.Listen.HTTPS != "" {
+	if len(cfg.Listen.HTTPS) > 0 {
 		tcfg := cfg.TLS
 		if len(tcfg.Certificates) == 0 && tcfg.CertDir == "" {
 			ss, err := ensureSelfSigned(cfg.stateDir(), time.Now())
@@ -116,80 +133,79 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		echo.srv.Close()
 		return nil, problems.Err()
 	}
+	// Last: nothing below can fail and leave its exporter running.
+	if s.tracer, err = tracing.New(cfg.Tracing, opts.Version); err != nil {
+		echo.srv.Close()
+		snap.close()
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
 	s.snap.Store(snap)
 	return s, nil
 }
 
-// processLogger is the process log: text on w, at log.level and above.
-func processLogger(w io.Writer, level string) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: logLevels[level]}))
-}
-
-// Start binds every configured listener and serves them in the background. On error nothing stays
-// bound.
+// Start binds every configured listener, or takes it over from the edge this process replaces, and
+// serves them in the background. On error nothing stays bound.
 func (s *Server) Start() error {
 	c := s.cfg
 	type lspec struct {
-		name, addr string
-		handler    http.Handler
-		tls        bool
+		name    string
+		addrs   Addrs
+		handler http.Handler
+		tls     bool
 	}
 	var specs []lspec
 	adminTLS, err := s.adminTLSConfig()
 	if err != nil {
 		return err
 	}
-	if c.Listen.HTTPS != "" {
+	if len(c.Listen.HTTPS) > 0 {
 		specs = append(specs, lspec{"https", c.Listen.HTTPS, s, true})
 	}
-	if c.Listen.HTTP != "" {
+	if len(c.Listen.HTTP) > 0 {
 		var h http.Handler = http.HandlerFunc(s.serveCleartext)
 		if c.Listen.HTTPMode == "redirect" {
 			h = http.HandlerFunc(s.redirectToHTTPS)
 		}
 		specs = append(specs, lspec{"http", c.Listen.HTTP, h, false})
 	}
-	if c.Listen.Admin != "" {
+	if len(c.Listen.Admin) > 0 {
 		specs = append(specs, lspec{"admin", c.Listen.Admin, s.adminHandler(), false})
 	}
-	if c.Listen.Metrics != "" {
+	if len(c.Listen.Metrics) > 0 {
 		specs = append(specs, lspec{"metrics", c.Listen.Metrics, s.metricsHandler(), false})
 	}
-	bound := map[string]net.Listener{}
-	var udp *net.UDPConn
-	for _, sp := range specs {
-		var ln net.Listener
-		var err error
-		if sp.name == "https" && c.Listen.HTTP3 {
-			ln, udp, err = listenTCPAndUDP(sp.addr)
-		} else {
-			ln, err = net.Listen("tcp", sp.addr)
-		}
-		if err != nil {
-			for _, l := range bound {
-				l.Close()
-			}
-			if udp != nil {
-				udp.Close()
-			}
-			return fmt.Errorf("listen.%s: %w", sp.name, err)
-		}
-		bound[sp.name] = ln
+	names := make([]string, len(specs))
+	addrs := make([]Addrs, len(specs))
+	for i, sp := range specs {
+		names[i], addrs[i] = sp.name, sp.addrs
 	}
-	var h3 *h3Front
-	if ln, ok := bound["https"]; ok && c.Listen.HTTP3 {
+	socks, err := s.bindAll(names, addrs, c.Listen.HTTP3)
+	if err != nil {
+		return err
+	}
+	var h3 []*h3Front
+	if c.Listen.HTTP3 && len(c.Listen.HTTPS) > 0 {
 		if c.Listen.AltSvc {
-			// Set before anything serves: handlers read it without a lock.
-			s.altSvc = altSvcValue(ln.Addr().(*net.TCPAddr).Port)
+			// Set before anything serves: handlers read it without a lock. Every https address is
+			// expected on one port (dual stack); the first one's is advertised.
+			s.altSvc = altSvcValue(socks[0].tcp.Addr().(*net.TCPAddr).Port)
 		}
-		f, err := s.startH3(udp, s.term.ServerConfig([]string{"h3"}))
-		if err != nil {
-			for _, l := range bound {
-				l.Close()
+		for _, so := range socks {
+			if so.udp == nil {
+				continue
 			}
-			return err
+			f, err := s.startH3(s.handoff.PacketConn(so.key+" udp", so.udp), s.term.ServerConfig([]string{"h3"}))
+			if err != nil {
+				for _, f := range h3 {
+					f.close()
+				}
+				for _, so := range socks {
+					so.close()
+				}
+				return err
+			}
+			h3 = append(h3, f)
 		}
-		h3 = f
 	}
 	var lbs []netip.Prefix
 	for _, p := range c.Listen.ProxyProtocolFrom {
@@ -200,39 +216,48 @@ func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.h3 = h3
+	s.sockets = socks
 	for _, sp := range specs {
-		ln := bound[sp.name]
-		if len(lbs) > 0 && sp.name != "admin" && sp.name != "metrics" {
-			// First, before the connection limiter and TLS: they see the client the load balancer
-			// reports. The header is read within read_header_timeout_ms.
-			pl := proxyproto.NewListener(ln, lbs, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
-			s.proxyListeners = append(s.proxyListeners, pl)
-			ln = pl
-		}
 		srv := s.httpServer(sp.handler)
 		if sp.name == "http" {
-			ln = &admitListener{Listener: ln, srv: s}
 			srv.ConnState = s.connState
-		}
-		if sp.name == "admin" && adminTLS != nil {
-			ln = stdtls.NewListener(ln, adminTLS)
 		}
 		if sp.tls {
 			srv.ConnContext = tcpConnContext
 			srv.ConnState = s.connState
 			s.serveH2(srv)
-			ln = newTLSListener(ln, s, s.tlsCfg, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
 		}
-		s.listeners[sp.name] = ln
 		s.servers = append(s.servers, srv)
-		s.wg.Add(1)
-		go func(name string) {
-			defer s.wg.Done()
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				s.log.Error("listener stopped", "listener", name, "err", err)
+		for _, so := range socks {
+			if so.name != sp.name {
+				continue
 			}
-		}(sp.name)
-		s.log.Info("listening", "listener", sp.name, "addr", ln.Addr().String())
+			var ln net.Listener = so.tcp
+			if len(lbs) > 0 && sp.name != "admin" && sp.name != "metrics" {
+				// First, before the connection limiter and TLS: they see the client the load balancer
+				// reports. The header is read within read_header_timeout_ms.
+				pl := proxyproto.NewListener(ln, lbs, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
+				s.proxyListeners = append(s.proxyListeners, pl)
+				ln = pl
+			}
+			if sp.name == "http" {
+				ln = &admitListener{Listener: ln, srv: s}
+			}
+			if sp.name == "admin" && adminTLS != nil {
+				ln = stdtls.NewListener(ln, adminTLS)
+			}
+			if sp.tls {
+				ln = newTLSListener(ln, s, s.tlsCfg, time.Duration(c.Server.ReadHeaderTimeoutMS)*time.Millisecond)
+			}
+			s.wg.Add(1)
+			go func(name string) {
+				defer s.wg.Done()
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					s.log.Error("listener stopped", "listener", name, "err", err)
+				}
+			}(sp.name)
+			s.log.Info("listening", "listener", sp.name, "addr", ln.Addr().String(), "inherited", s.handoff.Inherited())
+		}
 	}
 	s.started.Store(true)
 	return nil
@@ -260,12 +285,11 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 // FRAME_SIZE_ERROR the RFC asks for.
 const h2MaxReadFrameSize = 16 << 10
 
-// Addr returns the bound address of a listener ("https", "http", "admin"), or nil.
+// Addr returns the first bound address of a listener ("https", "http", "admin"), or nil; [Server.Addrs]
+// returns all of them.
 func (s *Server) Addr(name string) net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if ln, ok := s.listeners[name]; ok {
-		return ln.Addr()
+	if a := s.Addrs(name); len(a) > 0 {
+		return a[0]
 	}
 	return nil
 }
@@ -278,12 +302,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	h3 := s.h3
 	s.mu.Unlock()
 	var wg sync.WaitGroup
-	errs := make([]error, len(servers)+1)
-	if h3 != nil {
+	errs := make([]error, len(servers)+len(h3))
+	for i, f := range h3 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[len(servers)] = h3.shutdown(ctx)
+			errs[len(servers)+i] = f.shutdown(ctx)
 		}()
 	}
 	for i, srv := range servers {
@@ -305,17 +329,32 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		snap.close()
 	}
 	_ = s.access.close()
+	if s.tracer != nil {
+		// The spans of the last requests go out before the process exits, within a bound of their
+		// own: ctx may have run out on the drain.
+		tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := s.tracer.Shutdown(tctx); err != nil {
+			s.log.Warn("tracing: the last spans were not exported", "err", err)
+		}
+		cancel()
+	}
 	return errors.Join(errs...)
 }
 
 // Run starts the server and serves until ctx is done, then shuts down gracefully within
-// server.drain_timeout_ms. Reaching the drain timeout is not an error: the connections still open
-// then are closed, it is logged, and Run returns nil (the process exits 0).
+// server.drain_timeout_ms ([Server.Drain]).
 func (s *Server) Run(ctx context.Context) error {
 	if err := s.Start(); err != nil {
 		return err
 	}
 	<-ctx.Done()
+	return s.Drain()
+}
+
+// Drain stops accepting and shuts down gracefully within server.drain_timeout_ms. Reaching the drain
+// timeout is not an error: the connections still open then are closed, it is logged, and Drain
+// returns nil (the process exits 0).
+func (s *Server) Drain() error {
 	drain := time.Duration(s.snap.Load().cfg.Server.DrainTimeoutMS) * time.Millisecond
 	s.log.Info("shutting down", "drain_timeout_ms", drain.Milliseconds())
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
@@ -327,3 +366,6 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// Logger returns the process log.
+func (s *Server) Logger() *slog.Logger { return s.log }

@@ -86,3 +86,20 @@ func TestPipelineAllocBudget(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPipelineTracing is BenchmarkPipelineH1 with [tracing] off (the default: the pipeline calls
+// nothing in package tracing), on with every trace sampled (a server and a client span per request,
+// exported in batches to a collector on loopback), and on with new traces not sampled (spans are
+// started, not recorded).
+func BenchmarkPipelineTracing(b *testing.B) {
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+	}))
+	b.Cleanup(collector.Close)
+	on := func(ratio string) string {
+		return fmt.Sprintf("[tracing]\nenabled = true\nendpoint = %q\nsample_ratio = %s\n", collector.URL+"/v1/traces", ratio)
+	}
+	b.Run("off", func(b *testing.B) { benchmarkPipeline(b, 1, "") })
+	b.Run("on", func(b *testing.B) { benchmarkPipeline(b, 1, on("1.0")) })
+	b.Run("on-unsampled", func(b *testing.B) { benchmarkPipeline(b, 1, on("0.0")) })
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -75,5 +77,54 @@ func TestRunRefusesInvalidConfig(t *testing.T) {
 	code, _, stderr := runEdge(t, "--config", path)
 	if code != exitInvalid || !strings.Contains(stderr, "listen.https") {
 		t.Errorf("exit %d stderr %q, want 1 naming listen.https", code, stderr)
+	}
+}
+
+// TestHelp: --help (and `edge help`) print the usage on stdout, flags and every subcommand included,
+// and exit 0.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, stdout, stderr := runEdge(t, args...)
+		if code != exitOK || stderr != "" {
+			t.Errorf("edge %v: exit %d, stderr %q; want 0 and nothing on stderr", args, code, stderr)
+		}
+		for _, sc := range subcommands {
+			if !strings.Contains(stdout, "edge "+sc.name) {
+				t.Errorf("edge %v: usage does not list subcommand %q:\n%s", args, sc.name, stdout)
+			}
+		}
+		if args[0] != "help" && !strings.Contains(stdout, "-validate") {
+			t.Errorf("edge %v: usage does not list the flags:\n%s", args, stdout)
+		}
+	}
+}
+
+// TestVersionCommand: `edge version` reports the version, a commit line, the Go release and the
+// modules from the build information.
+func TestVersionCommand(t *testing.T) {
+	code, stdout, _ := runEdge(t, "version")
+	if code != exitOK || !strings.HasPrefix(stdout, "edge "+version+"\n") {
+		t.Fatalf("exit %d stdout %q", code, stdout)
+	}
+	for _, want := range []string{"\ncommit  ", "\ngo      " + runtime.Version()} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("edge version lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code, _, _ := runEdge(t, "version", "extra"); code != exitUsage {
+		t.Errorf("edge version extra: exit %d, want 2", code)
+	}
+
+	// The report from a binary's build information: commit from VCS settings, modules listed.
+	bi := &debug.BuildInfo{GoVersion: "go1.26.0", Deps: []*debug.Module{
+		{Path: "github.com/quic-go/quic-go", Version: "v0.65.0"},
+		{Path: "go.opentelemetry.io/otel", Version: "v1.47.0"},
+	}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.modified", Value: "true"}}}
+	var b strings.Builder
+	writeVersion(&b, bi)
+	for _, want := range []string{"commit  0123abcd (modified)\n", "go      go1.26.0 ", "  github.com/quic-go/quic-go v0.65.0\n", "  go.opentelemetry.io/otel v1.47.0\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
 	}
 }

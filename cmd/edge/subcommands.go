@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 
 	"edge"
 	"edge/fingerprint"
@@ -14,12 +16,30 @@ import (
 	"edge/waf"
 )
 
-// subcommands are the tools that run instead of the proxy: `edge NAME ...`.
-var subcommands = map[string]func(args []string, stdin io.Reader, stdout, stderr io.Writer) int{
-	"fingerprint": cmdFingerprint,
-	"ech":         cmdECH,
-	"keys":        cmdKeys,
-	"waf":         cmdWAF,
+// subcommand is a tool that runs instead of the proxy: `edge NAME ...`.
+type subcommand struct {
+	name string
+	args string // what follows the name on the usage line
+	what string // what it does, for --help
+	run  func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+// subcommands in the order --help lists them.
+var subcommands = []subcommand{
+	{"version", "", "version, commit, Go and module versions", cmdVersion},
+	{"fingerprint", "< hellos.jsonl", "JA3, JA4 and their raw forms of ClientHellos, one JSON line each", cmdFingerprint},
+	{"waf", "eval [--config F] [--paranoia N] [--explain] < requests.jsonl", "the live WAF on recorded requests", cmdWAF},
+	{"ech", "keygen --out F | config F", "an ECH key (hybrid ML-KEM), its ECHConfigList for DNS", cmdECH},
+	{"keys", "generate NAME | sign --key NAME.key F...", "ML-DSA-65 keys, data file signatures", cmdKeys},
+}
+
+func findSubcommand(name string) *subcommand {
+	for i := range subcommands {
+		if subcommands[i].name == name {
+			return &subcommands[i]
+		}
+	}
+	return nil
 }
 
 // cmdFingerprint: `edge fingerprint` reads JSON lines of ClientHellos on stdin and writes one line
@@ -200,4 +220,60 @@ func cmdWAF(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// cmdVersion: `edge version` prints edge's version and commit, the Go release that built it and the
+// version of every module linked in, from the binary's own build information.
+func cmdVersion(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: edge version")
+		return exitUsage
+	}
+	bi, _ := debug.ReadBuildInfo()
+	writeVersion(stdout, bi)
+	return exitOK
+}
+
+// writeVersion writes the version report for bi (nil when the binary carries no build information).
+// The commit is main.commit when set at link time, else the VCS revision Go recorded.
+func writeVersion(w io.Writer, bi *debug.BuildInfo) {
+	fmt.Fprintf(w, "edge %s\n", version)
+	rev, modified, when := commit, false, ""
+	goVersion := runtime.Version()
+	if bi != nil {
+		goVersion = bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if rev == "" {
+					rev = s.Value
+				}
+			case "vcs.modified":
+				modified = s.Value == "true"
+			case "vcs.time":
+				when = s.Value
+			}
+		}
+	}
+	if rev == "" {
+		rev = "unknown"
+	} else if modified {
+		rev += " (modified)"
+	}
+	fmt.Fprintf(w, "commit  %s\n", rev)
+	if when != "" {
+		fmt.Fprintf(w, "date    %s\n", when)
+	}
+	fmt.Fprintf(w, "go      %s %s/%s\n", goVersion, runtime.GOOS, runtime.GOARCH)
+	if bi == nil || len(bi.Deps) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "modules")
+	for _, d := range bi.Deps {
+		v := d.Version
+		if d.Replace != nil {
+			v += " => " + d.Replace.Path + " " + d.Replace.Version
+		}
+		fmt.Fprintf(w, "  %s %s\n", d.Path, v)
+	}
 }
