@@ -18,6 +18,7 @@ type clientConfig struct {
 	src        string // local address; "" lets the kernel choose
 	groups     []stdtls.CurveID
 	serverName string
+	cert       *stdtls.Certificate
 }
 
 // from makes the client connect from the loopback address src, one connection per request
@@ -31,8 +32,15 @@ func groups(g ...stdtls.CurveID) clientOption { return func(c *clientConfig) { c
 // sni makes the client send name as its TLS server name (a request to an IP address sends none).
 func sni(name string) clientOption { return func(c *clientConfig) { c.serverName = name } }
 
+// clientCert makes the client present cert as its TLS client certificate (nil: none). It applies to
+// h3 too.
+func clientCert(cert *stdtls.Certificate) clientOption {
+	return func(c *clientConfig) { c.cert = cert }
+}
+
 // client returns an HTTP client for proto ("h1", "h2" or "h3") that does not verify the edge's
-// self-signed certificate and does not follow redirects. Options apply to h1 and h2.
+// self-signed certificate and does not follow redirects. Options apply to h1 and h2 (and those
+// that say so to h3).
 func client(proto string, opts ...clientOption) *http.Client {
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	var cc clientConfig
@@ -40,6 +48,9 @@ func client(proto string, opts ...clientOption) *http.Client {
 		o(&cc)
 	}
 	tlsCfg := &stdtls.Config{InsecureSkipVerify: true, CurvePreferences: cc.groups, ServerName: cc.serverName}
+	if cc.cert != nil {
+		tlsCfg.Certificates = []stdtls.Certificate{*cc.cert}
+	}
 	if proto == "h3" {
 		return &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirect, Transport: &http3.Transport{TLSClientConfig: tlsCfg}}
 	}

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,19 +58,54 @@ func startEdgeListen(t testing.TB, listen, extra string) *testEdge {
 // from memory under the name test.toml (no such file exists: a reload of it fails).
 func loadConfig(t testing.TB, listen, extra string) *edge.Config {
 	t.Helper()
-	src := listen + "[server]\nstate_dir = " + strconv.Quote(t.TempDir()) + "\n" + extra
-	cfg, problems := edge.Load("test.toml", []byte(src))
+	cfg, problems := edge.Load("test.toml", []byte(configText(t, listen, extra)))
 	if problems.HasErrors() {
 		t.Fatalf("config: %v", problems)
 	}
 	return cfg
 }
 
+// configText is the configuration loadConfig loads: listen, a [server] section with a state
+// directory of the test's own, and extra.
+func configText(t testing.TB, listen, extra string) string {
+	return listen + "[server]\nstate_dir = " + strconv.Quote(t.TempDir()) + "\n" + extra
+}
+
+// startEdgeFile is startEdge with the configuration written to path, so Reload reads it again.
+func startEdgeFile(t testing.TB, path, extra string) *testEdge {
+	t.Helper()
+	return startEdgeFileLog(t, path, testListen, extra, nil)
+}
+
+// startEdgeFileLog is startEdgeFile with its [listen] section given and its process log going to
+// logw as text (nil: discarded), for the tests that read it (the admin API's audit lines).
+func startEdgeFileLog(t testing.TB, path, listen, extra string, logw io.Writer) *testEdge {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(configText(t, listen, extra)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, problems := edge.LoadFile(path)
+	if problems.HasErrors() {
+		t.Fatalf("config: %v", problems)
+	}
+	logger := quietLogger()
+	if logw != nil {
+		logger = slog.New(slog.NewTextHandler(logw, nil))
+	}
+	return startEdgeLogger(t, cfg, logger)
+}
+
 // startEdgeConfig starts an edge from cfg with its access log captured.
 func startEdgeConfig(t testing.TB, cfg *edge.Config) *testEdge {
 	t.Helper()
+	return startEdgeLogger(t, cfg, quietLogger())
+}
+
+// startEdgeLogger is startEdgeConfig with the process log going to logger.
+func startEdgeLogger(t testing.TB, cfg *edge.Config, logger *slog.Logger) *testEdge {
+	t.Helper()
 	access := &syncBuffer{}
-	srv := startServer(t, cfg, edge.Options{Logger: quietLogger(), AccessLog: access})
+	srv := startServer(t, cfg, edge.Options{Logger: logger, AccessLog: access})
 	return &testEdge{Server: srv, access: access}
 }
 
@@ -112,6 +149,7 @@ type accessEntry struct {
 	WAF      string   `json:"waf"`
 	WAFRules []string `json:"waf_rules"`
 	Status   int      `json:"status"`
+	Reason   string   `json:"reason"` // why edge refused the request ("" when served)
 }
 
 // accessEntries parses the access log written so far, one JSON object a line.

@@ -22,6 +22,7 @@ type statusSummary struct {
 	Requests struct {
 		Total   uint64      `json:"total"`
 		ByClass []nameCount `json:"by_class"`
+		Denied  []nameCount `json:"denied"` // refused requests, by reason
 	} `json:"requests"`
 	TLS struct {
 		Handshakes uint64  `json:"handshakes"`

@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"edge"
 	"edge/auth"
 )
 
@@ -83,7 +84,10 @@ func TestAdminBans(t *testing.T) {
 	tokenFile := filepath.Join(dir, "admin-tokens")
 	os.WriteFile(tokenFile, []byte("ops:"+auth.TokenDigest("tok")+"\n"), 0o600)
 	logs := &syncBuffer{}
-	e := startEdgeFileLog(t, filepath.Join(dir, "edge.toml"), testListen, fmt.Sprintf("[admin]\ntoken_files = [%q]\n", tokenFile)+echoRoute, logs)
+	// The banned client's connection stays open (ban_closes_connections, on by default, would close
+	// it), so the ban shows as a 403 on it.
+	e := startEdgeFileLog(t, filepath.Join(dir, "edge.toml"), testListen, "[server.abuse]\nban_closes_connections = false\n"+
+		fmt.Sprintf("[admin]\ntoken_files = [%q]\n", tokenFile)+echoRoute, logs)
 	admin := "http://" + e.Addr("admin").String()
 	c := client("h2") // one connection, kept across the ban
 	get := func() int {
@@ -136,15 +140,15 @@ func TestAdminListenerValidation(t *testing.T) {
 	tokenFile := filepath.Join(dir, "t")
 	os.WriteFile(tokenFile, []byte("a:"+auth.TokenDigest("x")+"\n"), 0o600)
 	open := "[listen]\nhttps = \"127.0.0.1:0\"\nadmin = \"0.0.0.0:9901\"\n"
-	_, problems := Load(filepath.Join(dir, "edge.toml"), []byte(open))
+	_, problems := edge.Load(filepath.Join(dir, "edge.toml"), []byte(open))
 	if !problems.HasErrors() || !strings.Contains(fmt.Sprint(problems), "listen.admin") {
 		t.Fatalf("an unauthenticated admin listener off loopback: got %v, want an error", problems)
 	}
-	_, problems = Load(filepath.Join(dir, "edge.toml"), []byte(open+fmt.Sprintf("[admin]\ntoken_files = [%q]\n", tokenFile)))
+	_, problems = edge.Load(filepath.Join(dir, "edge.toml"), []byte(open+fmt.Sprintf("[admin]\ntoken_files = [%q]\n", tokenFile)))
 	if problems.HasErrors() {
 		t.Fatalf("with token_files: %v", problems)
 	}
-	_, problems = Load(filepath.Join(dir, "edge.toml"), []byte(open+"[admin]\ntoken_files = [\"missing\"]\n"))
+	_, problems = edge.Load(filepath.Join(dir, "edge.toml"), []byte(open+"[admin]\ntoken_files = [\"missing\"]\n"))
 	if !strings.Contains(fmt.Sprint(problems), "admin.token_files[0]") {
 		t.Fatalf("missing token file: got %v", problems)
 	}

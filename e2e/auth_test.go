@@ -1,7 +1,6 @@
-package edge
+package e2e_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -222,39 +220,6 @@ auth = "forward:sso"
 	return f
 }
 
-// startEdgeFile is startEdge with the configuration written to path, so Reload reads it again.
-func startEdgeFile(t testing.TB, path, extra string) *testEdge {
-	t.Helper()
-	return startEdgeFileLog(t, path, testListen, extra, io.Discard)
-}
-
-// startEdgeFileLog is startEdgeFile with its listeners and its process log going to logw.
-func startEdgeFileLog(t testing.TB, path, listen, extra string, logw io.Writer) *testEdge {
-	t.Helper()
-	src := listen + "[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + extra
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, problems := LoadFile(path)
-	if problems.HasErrors() {
-		t.Fatalf("config: %v", problems)
-	}
-	access := &syncBuffer{}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(logw, nil)), AccessLog: access})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return &testEdge{Server: srv, access: access}
-}
-
 // authCase is one request of the auth parity table and what edge must answer.
 type authCase struct {
 	name      string
@@ -335,7 +300,7 @@ func TestAuthParity(t *testing.T) {
 	f := startAuthEdge(t, "")
 	f.idp.rotate(f.k1, f.k2) // the IdP rotated before any client used k2
 	cases := f.cases(t)
-	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": h3Client()}
+	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": client("h3")}
 	counts := map[string]int{}
 	for _, proto := range []string{"h1", "h2", "h3"} {
 		for _, tc := range cases {
@@ -357,15 +322,14 @@ func TestAuthParity(t *testing.T) {
 				if resp.StatusCode != tc.status {
 					t.Fatalf("got %d %s, want %d", resp.StatusCode, body, tc.status)
 				}
-				rid := resp.Header.Get("Edge-Request-Id")
+				rid := resp.Header.Get(hdrRequestID)
 				if tc.reason != "" {
 					counts[tc.reason]++
 					if !strings.Contains(string(body), rid) {
 						t.Errorf("error body %q lacks the request id", body)
 					}
-					line := `"request_id":"` + rid + `"`
-					if !eventually(func() bool { return strings.Contains(logLine(f.e, line), `"reason":"`+tc.reason+`"`) }) {
-						t.Errorf("access log for %s lacks reason %s: %s", rid, tc.reason, logLine(f.e, line))
+					if a, ok := f.e.lastAccess(t, `"request_id":"`+rid+`"`); !ok || a.Reason != tc.reason {
+						t.Errorf("access log for %s lacks reason %s: %+v (found %v)", rid, tc.reason, a, ok)
 					}
 				}
 				if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode == 401 && !strings.HasPrefix(got, tc.challenge) || resp.StatusCode == 401 && got == "" {
@@ -389,53 +353,24 @@ func TestAuthParity(t *testing.T) {
 	if strings.Contains(f.e.access.String(), "bcrypt-pw") || strings.Contains(f.e.access.String(), f.k1.sign(t, authClaims(nil))[:30]) {
 		t.Error("the access log holds a password or token")
 	}
-	metrics := adminGet(t, f.e, "/metrics")
-	for reason, n := range counts {
-		want := fmt.Sprintf(`edge_denied_total{reason=%q} %d`, reason, n)
-		if !strings.Contains(metrics, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	checkDenied(t, f.e, counts)
 	// The status page counts the same reasons.
-	var status struct {
-		Requests struct {
-			Denied []struct {
-				Name  string `json:"name"`
-				Count int    `json:"count"`
-			} `json:"denied"`
-		} `json:"requests"`
-	}
-	if err := json.Unmarshal([]byte(adminGet(t, f.e, "/status")), &status); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int{}
-	for _, d := range status.Requests.Denied {
-		got[d.Name] = d.Count
-	}
+	status := fetchStatus(t, f.e.url("admin", ""))
 	for reason, n := range counts {
-		if got[reason] != n {
-			t.Errorf("status page %s: got %d, want %d", reason, got[reason], n)
+		if got := countOf(status.Requests.Denied, reason); got != uint64(n) {
+			t.Errorf("status page %s: got %d, want %d", reason, got, n)
 		}
 	}
 }
 
-// logLine returns the access log line containing needle, or "".
-func logLine(e *testEdge, needle string) string {
-	for _, l := range strings.Split(e.access.String(), "\n") {
-		if strings.Contains(l, needle) {
-			return l
-		}
-	}
-	return ""
-}
-
-func adminGet(t *testing.T, e *testEdge, path string) string {
+// checkDenied checks that /metrics counts exactly n edge_denied_total for each reason of counts.
+func checkDenied(t *testing.T, e *testEdge, counts map[string]int) {
 	t.Helper()
-	resp, err := http.Get("http://" + e.Addr("admin").String() + path)
-	if err != nil {
-		t.Fatal(err)
+	m := scrape(t, e)
+	for reason, n := range counts {
+		labels := map[string]string{"reason": reason}
+		if !m.has("edge_denied_total", labels) || m.sum("edge_denied_total", labels) != float64(n) {
+			t.Errorf("metrics: edge_denied_total{reason=%q} = %v, want %d", reason, m.match("edge_denied_total", labels), n)
+		}
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }

@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"crypto/ecdsa"
@@ -21,8 +21,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/quic-go/quic-go/http3"
 )
 
 // testCA issues client certificates and revocation lists for a test.
@@ -83,16 +81,7 @@ func (ca *testCA) crl(t testing.TB, number int64, certs ...stdtls.Certificate) [
 
 // certClient returns a client for proto presenting cert (none when cert is nil).
 func certClient(proto string, cert *stdtls.Certificate) *http.Client {
-	tc := &stdtls.Config{InsecureSkipVerify: true}
-	if cert != nil {
-		tc.Certificates = []stdtls.Certificate{*cert}
-	}
-	if proto == "h3" {
-		return &http.Client{Timeout: 10 * time.Second, Transport: &http3.Transport{TLSClientConfig: tc}}
-	}
-	c := client(proto)
-	c.Transport.(*http.Transport).TLSClientConfig = tc
-	return c
+	return client(proto, clientCert(cert))
 }
 
 type certFixture struct {
@@ -150,7 +139,7 @@ func certGet(c *http.Client, e *testEdge, host string, header map[string]string)
 	body, _ := io.ReadAll(resp.Body)
 	var echo echoReply
 	json.Unmarshal(body, &echo)
-	return resp.StatusCode, echo, resp.Header.Get("Edge-Request-Id"), nil
+	return resp.StatusCode, echo, resp.Header.Get(hdrRequestID), nil
 }
 
 // TestClientCertParity: client certificates under mode "request" on HTTP/1.1, HTTP/2 and HTTP/3 — a
@@ -216,10 +205,8 @@ func TestClientCertParity(t *testing.T) {
 				}
 				if tc.reason != "" {
 					counts[tc.reason]++
-					if !eventually(func() bool {
-						return strings.Contains(logLine(f.e, `"request_id":"`+rid+`"`), `"reason":"`+tc.reason+`"`)
-					}) {
-						t.Errorf("access log lacks reason %s: %s", tc.reason, logLine(f.e, rid))
+					if a, ok := f.e.lastAccess(t, `"request_id":"`+rid+`"`); !ok || a.Reason != tc.reason {
+						t.Errorf("access log lacks reason %s: %+v (found %v)", tc.reason, a, ok)
 					}
 				}
 				if tc.check != nil {
@@ -228,12 +215,7 @@ func TestClientCertParity(t *testing.T) {
 			})
 		}
 	}
-	metrics := adminGet(t, f.e, "/metrics")
-	for reason, n := range counts {
-		if want := fmt.Sprintf(`edge_denied_total{reason=%q} %d`, reason, n); !strings.Contains(metrics, want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
+	checkDenied(t, f.e, counts)
 	if !strings.Contains(f.e.access.String(), `"client_cert_subject":"CN=partner-1,O=Partners"`) {
 		t.Error("the access log lacks the client certificate subject")
 	}
