@@ -1,8 +1,9 @@
 // Command tables regenerates the generated sections of rules/README.md: the
 // per-category rule count table (from the rule files) and the quality table
-// (edge vs Coraza+CRS PL1/PL2 on the shared corpora, when present).
+// (edge's tune and check parts at PL1 and PL2 beside Coraza+CRS on the
+// shared corpora, when present, and the repository's benign material).
 //
-//	go run ./scripts/waf/tables [-rules rules/waf] [-readme rules/README.md] [-corpora ../shared/corpora/waf]
+//	go run ./scripts/waf/tables [-rules rules/waf] [-readme rules/README.md] [-corpora ../shared/corpora/waf] [-benign waf/testdata/benign]
 package main
 
 import (
@@ -22,14 +23,15 @@ func main() {
 	rules := flag.String("rules", "rules/waf", "rule directory")
 	readme := flag.String("readme", "rules/README.md", "README to update")
 	corpora := flag.String("corpora", "../shared/corpora/waf", "corpora directory (quality table skipped when absent)")
+	benign := flag.String("benign", "waf/testdata/benign", "the repository's benign corpora")
 	flag.Parse()
-	if err := run(*rules, *readme, *corpora); err != nil {
+	if err := run(*rules, *readme, quality.Corpora{Shared: *corpora, Benign: *benign}); err != nil {
 		fmt.Fprintln(os.Stderr, "tables:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rulesDir, readme, corpora string) error {
+func run(rulesDir, readme string, corpora quality.Corpora) error {
 	rs, err := waf.Load(rulesDir)
 	if err != nil {
 		return err
@@ -42,20 +44,27 @@ func run(rulesDir, readme, corpora string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(corpora); err == nil {
-		c := waf.DefaultConfig()
-		p, err := c.Policy()
-		if err != nil {
+	if _, err := os.Stat(corpora.Shared); err == nil {
+		var tables [2][]quality.Row
+		var p *waf.Policy
+		for i := range tables {
+			c := waf.DefaultConfig()
+			c.Paranoia = i + 1
+			pol, err := c.Policy()
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				p = pol
+			}
+			if tables[i], err = quality.RunCorpora(corpora, quality.Eval(rs, pol), nil); err != nil {
+				return err
+			}
+		}
+		if out, err = replaceSection(out, "quality", quality.Markdown(tables[0], tables[1])); err != nil {
 			return err
 		}
-		rows, err := quality.Run(corpora, quality.Eval(rs, p), nil)
-		if err != nil {
-			return err
-		}
-		if out, err = replaceSection(out, "quality", quality.Markdown(rows)); err != nil {
-			return err
-		}
-		places, err := quality.Placements(corpora, quality.Eval(rs, p), nil)
+		places, err := quality.Placements(corpora.Shared, quality.Eval(rs, p), nil)
 		if err != nil {
 			return err
 		}
