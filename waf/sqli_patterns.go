@@ -198,7 +198,7 @@ func detectSQLiOnce(st *evalState, b []byte) (int, int, bool) {
 		return s, e, true
 	}
 	for _, q := range [...]byte{'\'', '"'} {
-		if i := indexByte(b, q); i >= 0 {
+		if i := indexByte(b, q); i >= 0 && sqlBreakTail(b[i+1:]) {
 			if s, e, ok := st.sqlScan(b, i+1, true); ok {
 				if s > i {
 					s = i
@@ -453,8 +453,12 @@ func (m *sqlMatcher) checkKeyword(i int, brk bool) (int, int, bool) {
 				return m.span(i, j)
 			}
 		case tkWord:
+			// "select a, b" is a select list only where a query can go on:
+			// after '(', ';', an operator or a logic word, not in prose
+			// ("please select size, colour").
 			k := m.nx(j)
-			if m.is(k, tkComma) || m.key(k, kwFrom) || m.key(k, kwInto) {
+			p := m.pv(i)
+			if m.key(k, kwFrom) || m.key(k, kwInto) || m.is(k, tkComma) && (m.is(p, tkLParen) || m.is(p, tkSemi) || m.is(p, tkOp) || m.is(p, tkLogic)) {
 				return m.span(i, k)
 			}
 		}
