@@ -29,6 +29,7 @@ type PlaceRow struct {
 // attack allowed, a benign value blocked).
 type PlaceMiss struct {
 	File, ID, Category, Place, Value string
+	Part                             Part
 	Verdict                          waf.Verdict
 }
 
@@ -64,7 +65,7 @@ func Placements(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss
 					row.Blocked[pl]++
 				}
 				if onMiss != nil && (vd.Action == waf.ActionBlock) != (f != "benign") {
-					onMiss(PlaceMiss{File: f, ID: m.ID, Category: m.Category, Place: pl, Value: v, Verdict: vd})
+					onMiss(PlaceMiss{File: f, ID: m.ID, Category: m.Category, Place: pl, Value: v, Part: PartOf(m.ID), Verdict: vd})
 				}
 			}
 		})

@@ -13,20 +13,35 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"edge/waf"
 )
 
-// Row is one (file, category) line of the quality table.
-type Row struct {
-	File      string // "crs", "benign", "attacks"
-	Category  string
+// Count is what one part of one (file, category) row holds.
+type Count struct {
 	Lines     int // lines with the file's expectation (block, or allow for benign)
 	Blocked   int
+	Coraza    int // lines with a Coraza+CRS verdict (the in-repo benign sources have none)
 	CorazaPL1 int // blocked by Coraza+CRS at PL1
 	CorazaPL2 int
+}
+
+func (c *Count) add(d Count) {
+	c.Lines += d.Lines
+	c.Blocked += d.Blocked
+	c.Coraza += d.Coraza
+	c.CorazaPL1 += d.CorazaPL1
+	c.CorazaPL2 += d.CorazaPL2
+}
+
+// Row is one (file, category) line of the quality table at one paranoia
+// level, split into its tune and check parts (PartOf). Benign rows are per
+// source: their Category is the source's short name (BenignSource).
+type Row struct {
+	File     string // "crs", "benign", "attacks"
+	Category string
+	Parts    [2]Count // indexed by Part
 }
 
 // Pct returns 100*n/d.
@@ -37,15 +52,26 @@ func Pct(n, d int) float64 {
 	return 100 * float64(n) / float64(d)
 }
 
+// Rate returns the share of a part's lines blocked, in percent.
+func (r Row) Rate(p Part) float64 { return Pct(r.Parts[p].Blocked, r.Parts[p].Lines) }
+
+// Gap returns the tune rate minus the check rate, in points.
+func (r Row) Gap() float64 { return r.Rate(Tune) - r.Rate(Check) }
+
+// Lines returns the lines of both parts.
+func (r Row) Lines() int { return r.Parts[Tune].Lines + r.Parts[Check].Lines }
+
 // Miss is one line the rule set got wrong.
 type Miss struct {
 	File, ID, Category string
+	Part               Part
 	Line               []byte
 	Verdict            waf.Verdict
 }
 
 type meta struct {
 	ID       string `json:"id"`
+	Source   string `json:"source"`
 	Category string `json:"category"`
 	Expect   string `json:"expect"`
 }
@@ -81,42 +107,76 @@ func Load(dir string, paranoia int) (func(*http.Request, []byte) waf.Verdict, er
 // Files are the corpus files measured, in table order.
 var Files = []string{"crs", "benign", "attacks"}
 
-// Run measures eval on the corpora in dir. onMiss (optional) sees every
-// attack line not blocked and every benign line blocked.
+// Corpora names where the measured lines are: the shared corpora (Files and
+// their Coraza verdicts) and, optionally, a directory of the repository's
+// own benign material (every *.jsonl in it, in the same line format, all
+// lines expect allow; see waf/testdata/benign/README.md).
+type Corpora struct {
+	Shared string
+	Benign string
+}
+
+// Run measures eval on the shared corpora in dir. onMiss (optional) sees
+// every attack line not blocked and every benign line blocked.
 func Run(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss func(Miss)) ([]Row, error) {
+	return RunCorpora(Corpora{Shared: dir}, eval, onMiss)
+}
+
+// RunCorpora measures eval on c, every line counted in its part (PartOf
+// its id). onMiss (optional) sees every attack line not blocked and every
+// benign line blocked.
+func RunCorpora(c Corpora, eval func(*http.Request, []byte) waf.Verdict, onMiss func(Miss)) ([]Row, error) {
 	var rows []Row
 	for _, f := range Files {
-		cz, err := readCoraza(filepath.Join(dir, "coraza-"+f+".jsonl"))
+		cz, err := readCoraza(filepath.Join(c.Shared, "coraza-"+f+".jsonl"))
 		if err != nil {
 			return nil, err
 		}
 		byCat := map[string]*Row{}
-		err = eachLine(dir, f, func(m meta, line []byte, r *http.Request, body []byte) {
+		visit := func(m meta, line []byte, r *http.Request, body []byte) {
 			v := eval(r, body)
-			row := byCat[m.Category]
-			if row == nil {
-				row = &Row{File: f, Category: m.Category}
-				byCat[m.Category] = row
+			cat := m.Category
+			if f == "benign" {
+				cat = BenignSource(m.Source)
 			}
-			row.Lines++
+			row := byCat[cat]
+			if row == nil {
+				row = &Row{File: f, Category: cat}
+				byCat[cat] = row
+			}
+			part := PartOf(m.ID)
+			n := &row.Parts[part]
+			n.Lines++
 			blocked := v.Action == waf.ActionBlock
 			if blocked {
-				row.Blocked++
+				n.Blocked++
 			}
 			if c, ok := cz[m.ID]; ok {
+				n.Coraza++
 				if c.PL1 {
-					row.CorazaPL1++
+					n.CorazaPL1++
 				}
 				if c.PL2 {
-					row.CorazaPL2++
+					n.CorazaPL2++
 				}
 			}
 			if onMiss != nil && blocked != (f != "benign") {
-				onMiss(Miss{File: f, ID: m.ID, Category: m.Category, Line: append([]byte(nil), line...), Verdict: v})
+				onMiss(Miss{File: f, ID: m.ID, Category: cat, Part: part, Line: append([]byte(nil), line...), Verdict: v})
 			}
-		})
-		if err != nil {
+		}
+		if err := eachLine(c.Shared, f, visit); err != nil {
 			return nil, err
+		}
+		if f == "benign" && c.Benign != "" {
+			names, err := filepath.Glob(filepath.Join(c.Benign, "*.jsonl"))
+			if err != nil {
+				return nil, err
+			}
+			for _, name := range names {
+				if err := eachLineIn(name, "allow", visit); err != nil {
+					return nil, err
+				}
+			}
 		}
 		cats := make([]string, 0, len(byCat))
 		for c := range byCat {
@@ -130,26 +190,50 @@ func Run(dir string, eval func(*http.Request, []byte) waf.Verdict, onMiss func(M
 	return rows, nil
 }
 
+// BenignSource returns the short name of a benign line's source, one row of
+// the benign table each.
+func BenignSource(source string) string {
+	switch {
+	case strings.HasPrefix(source, "httpparams-norm"):
+		return "csic2010"
+	case strings.HasPrefix(source, "openappsec-legit"):
+		return "openappsec-legit"
+	case strings.HasPrefix(source, "coreruleset/"):
+		return "crs-exceptions"
+	}
+	if i := strings.IndexAny(source, ":#@("); i > 0 {
+		source = source[:i]
+	}
+	return source
+}
+
 // eachLine calls fn, in order, for every line of corpus file f (crs,
 // attacks, benign) in dir that carries the file's expectation (block; allow
 // for benign), with the request the line describes.
 func eachLine(dir, f string, fn func(m meta, line []byte, r *http.Request, body []byte)) error {
-	fh, err := os.Open(filepath.Join(dir, f+".jsonl"))
-	if err != nil {
-		return fmt.Errorf("quality: %w", err)
-	}
-	defer fh.Close()
 	want := "block"
 	if f == "benign" {
 		want = "allow"
 	}
+	return eachLineIn(filepath.Join(dir, f+".jsonl"), want, fn)
+}
+
+// eachLineIn calls fn for every line of the file at path whose expect is
+// want.
+func eachLineIn(path, want string, fn func(m meta, line []byte, r *http.Request, body []byte)) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("quality: %w", err)
+	}
+	defer fh.Close()
+	name := filepath.Base(path)
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
 		var m meta
 		if err := json.Unmarshal(line, &m); err != nil {
-			return fmt.Errorf("quality: %s: %w", f, err)
+			return fmt.Errorf("quality: %s: %w", name, err)
 		}
 		if m.Expect != want {
 			continue
@@ -161,7 +245,7 @@ func eachLine(dir, f string, fn func(m meta, line []byte, r *http.Request, body 
 		fn(m, line, r, body)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("quality: %s: %w", f, err)
+		return fmt.Errorf("quality: %s: %w", name, err)
 	}
 	return nil
 }
@@ -183,64 +267,4 @@ func readCoraza(path string) (map[string]coraza, error) {
 		out[c.ID] = c
 	}
 	return out, sc.Err()
-}
-
-// Total sums rows of one file, optionally restricted to categories.
-func Total(rows []Row, file string, cats ...string) Row {
-	t := Row{File: file, Category: "all"}
-	for _, r := range rows {
-		if r.File != file {
-			continue
-		}
-		if len(cats) > 0 && !contains(cats, r.Category) {
-			continue
-		}
-		t.Lines += r.Lines
-		t.Blocked += r.Blocked
-		t.CorazaPL1 += r.CorazaPL1
-		t.CorazaPL2 += r.CorazaPL2
-	}
-	return t
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// CRSAttackCategories are the categories of the CRS floor.
-var CRSAttackCategories = []string{"sqli", "xss", "lfi", "rfi", "rce", "php", "java", "generic"}
-
-func pct(n, d int) string {
-	return strconv.Itoa(n) + " (" + strconv.FormatFloat(Pct(n, d), 'f', 2, 64) + " %)"
-}
-
-// Markdown renders the quality table.
-func Markdown(rows []Row) string {
-	var b strings.Builder
-	b.WriteString("| corpus | category | lines | edge blocked | Coraza PL1 blocked | Coraza PL2 blocked |\n|---|---|---:|---:|---:|---:|\n")
-	row := func(r Row, label string) {
-		b.WriteString("| " + r.File + " | " + label + " | " + strconv.Itoa(r.Lines) + " | " + pct(r.Blocked, r.Lines) +
-			" | " + pct(r.CorazaPL1, r.Lines) + " | " + pct(r.CorazaPL2, r.Lines) + " |\n")
-	}
-	for _, f := range Files {
-		for _, r := range rows {
-			if r.File == f {
-				row(r, r.Category)
-			}
-		}
-		switch f {
-		case "crs":
-			row(Total(rows, f, CRSAttackCategories...), "**attack categories (floor ≥ 90 %)**")
-			row(Total(rows, f), "**all block lines**")
-		case "attacks":
-			row(Total(rows, f), "**all**")
-		}
-	}
-	b.WriteString("\nFigures are the share of lines blocked (for benign: false positives, floor ≤ 0.1 %).\n")
-	return b.String()
 }

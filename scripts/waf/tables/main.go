@@ -17,14 +17,15 @@ func main() {
 	rules := flag.String("rules", "rules/waf", "rule directory")
 	readme := flag.String("readme", "rules/README.md", "README to update")
 	corpora := flag.String("corpora", "../shared/corpora/waf", "corpora directory (quality table skipped when absent)")
+	benign := flag.String("benign", "waf/testdata/benign", "the repository's benign corpora")
 	flag.Parse()
-	if err := run(*rules, *readme, *corpora); err != nil {
+	if err := run(*rules, *readme, quality.Corpora{Shared: *corpora, Benign: *benign}); err != nil {
 		fmt.Fprintln(os.Stderr, "tables:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rulesDir, readme, corpora string) error {
+func run(rulesDir, readme string, corpora quality.Corpora) error {
 	rs, err := waf.Load(rulesDir)
 	if err != nil {
 		return err
@@ -37,20 +38,27 @@ func run(rulesDir, readme, corpora string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(corpora); err == nil {
-		c := waf.DefaultConfig()
-		p, err := c.Policy()
-		if err != nil {
+	if _, err := os.Stat(corpora.Shared); err == nil {
+		var tables [2][]quality.Row
+		var p *waf.Policy
+		for i := range tables {
+			c := waf.DefaultConfig()
+			c.Paranoia = i + 1
+			pol, err := c.Policy()
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				p = pol
+			}
+			if tables[i], err = quality.RunCorpora(corpora, quality.Eval(rs, pol), nil); err != nil {
+				return err
+			}
+		}
+		if out, err = replaceSection(out, "quality", quality.Markdown(tables[0], tables[1])); err != nil {
 			return err
 		}
-		rows, err := quality.Run(corpora, quality.Eval(rs, p), nil)
-		if err != nil {
-			return err
-		}
-		if out, err = replaceSection(out, "quality", quality.Markdown(rows)); err != nil {
-			return err
-		}
-		places, err := quality.Placements(corpora, quality.Eval(rs, p), nil)
+		places, err := quality.Placements(corpora.Shared, quality.Eval(rs, p), nil)
 		if err != nil {
 			return err
 		}

@@ -206,7 +206,7 @@ func (s *Scanner) detectOnce(b []byte) (int, int, bool) {
 		return st, e, true
 	}
 	for _, q := range [...]byte{'\'', '"'} {
-		if i := indexByte(b, q); i >= 0 {
+		if i := indexByte(b, q); i >= 0 && sqlBreakTail(b[i+1:]) {
 			if st, e, ok := s.scan(b, i+1, true); ok {
 				if st > i {
 					st = i
@@ -461,8 +461,12 @@ func (m *matcher) checkKeyword(i int, brk bool) (int, int, bool) {
 				return m.span(i, j)
 			}
 		case tkWord:
+			// "select a, b" is a select list only where a query can go on:
+			// after '(', ';', an operator or a logic word, not in prose
+			// ("please select size, colour").
 			k := m.nx(j)
-			if m.is(k, tkComma) || m.key(k, kwFrom) || m.key(k, kwInto) {
+			p := m.pv(i)
+			if m.key(k, kwFrom) || m.key(k, kwInto) || m.is(k, tkComma) && (m.is(p, tkLParen) || m.is(p, tkSemi) || m.is(p, tkOp) || m.is(p, tkLogic)) {
 				return m.span(i, k)
 			}
 		}
