@@ -1,13 +1,3 @@
-// Command benigngen writes the generated benign corpora of
-// waf/testdata/benign: requests built from small grammars of what real
-// sites receive where a WAF's false positives live — names and addresses
-// with apostrophes, free text, URLs as parameter values, base64 and JWT
-// tokens, JSON API bodies, cookies and headers. Words come from the SCOWL
-// American English list (Debian package wamerican); everything else is
-// built here. The output is deterministic for a given word list.
-//
-//	apt-get install wamerican
-//	go run ./scripts/waf/benigngen [-out waf/testdata/benign] [-n 400]
 package main
 
 import (
@@ -530,7 +520,7 @@ func (g *gen) jsonAPI() request {
 		path += "users"
 		body = map[string]any{"user": map[string]any{"firstName": first, "lastName": last, "email": g.email(first, last),
 			"address": map[string]any{"line1": street, "city": city, "postalCode": zip, "country": g.pick([]string{"US", "IE", "FR", "GB"})},
-			"phone": g.phone(), "marketingOptIn": g.chance(0.5), "tags": []string{g.pick(g.words), g.pick(g.words)}}}
+			"phone":   g.phone(), "marketingOptIn": g.chance(0.5), "tags": []string{g.pick(g.words), g.pick(g.words)}}}
 	case 1:
 		path += "orders"
 		items := []any{}
