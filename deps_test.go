@@ -36,10 +36,13 @@ var allowedImports = map[string][]string{
 		"edge/fingerprint",
 		"edge/internal/dirwatch",
 		"edge/internal/h2xconnect",
+		"edge/internal/handoff",
+		"edge/internal/sdnotify",
 		"edge/proxyproto",
 		"edge/ratelimit",
 		"edge/routes",
 		"edge/tls",
+		"edge/tracing",
 		"edge/trust",
 		"edge/upstream",
 		"edge/waf",
@@ -60,6 +63,9 @@ var allowedImports = map[string][]string{
 		"golang.org/x/crypto/cryptobyte",
 		"golang.org/x/crypto/ocsp",
 	},
+	// tracing: OpenTelemetry only (the OTLP/HTTP exporter and the SDK); no Prometheus, no other
+	// edge package.
+	"edge/tracing":  {"go.opentelemetry.io/otel"},
 	"edge/trust":    {"github.com/cloudflare/circl/sign/mldsa/mldsa65"},
 	"edge/upstream": {"github.com/quic-go/quic-go"},
 	"edge/waf":      {"github.com/BurntSushi/toml"},
@@ -67,6 +73,11 @@ var allowedImports = map[string][]string{
 	// Shared machinery.
 	"edge/internal/dirwatch":   {"github.com/fsnotify/fsnotify"},
 	"edge/internal/h2xconnect": nil,
+	// handoff passes the listening sockets (and the QUIC connections' UDP flows) to the new
+	// process of an upgrade; it is imported by the root and by cmd/edge, which starts the upgrade.
+	"edge/internal/handoff": {"github.com/quic-go/quic-go", "golang.org/x/net/ipv4"},
+	// sdnotify speaks systemd's notify protocol; imported by the root and by cmd/edge.
+	"edge/internal/sdnotify": {"golang.org/x/sys/unix"},
 
 	// The WAF's corpus measurement, used by its floor tests and scripts/waf.
 	"edge/waf/quality": {"edge/waf"},
@@ -75,7 +86,7 @@ var allowedImports = map[string][]string{
 	"edge/e2e": nil,
 
 	// The command.
-	"edge/cmd/edge": {"edge", "edge/fingerprint", "edge/tls", "edge/trust", "edge/waf"},
+	"edge/cmd/edge": {"edge", "edge/fingerprint", "edge/internal/handoff", "edge/internal/sdnotify", "edge/tls", "edge/trust", "edge/waf"},
 
 	// Tools.
 	"edge/bench/cmd/benchrun":    {"edge/tls", "github.com/quic-go/quic-go/http3"},
@@ -97,6 +108,7 @@ var capabilityPackages = map[string][]string{
 	"edge/ratelimit":   nil,
 	"edge/routes":      nil,
 	"edge/tls":         {"edge/fingerprint"},
+	"edge/tracing":     nil,
 	"edge/trust":       nil,
 	"edge/upstream":    nil,
 	"edge/waf":         nil,
