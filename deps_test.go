@@ -34,6 +34,7 @@ var allowedImports = map[string][]string{
 	"edge": {
 		"edge/auth",
 		"edge/fingerprint",
+		"edge/h2guard",
 		"edge/internal/dirwatch",
 		"edge/internal/h2xconnect",
 		"edge/internal/handoff",
@@ -49,11 +50,13 @@ var allowedImports = map[string][]string{
 		"github.com/BurntSushi/toml",
 		"github.com/prometheus/client_golang",
 		"github.com/quic-go/quic-go",
+		"golang.org/x/net/http2",
 	},
 
 	// Capability packages: leaves.
 	"edge/auth":        {"github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
 	"edge/fingerprint": {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
+	"edge/h2guard":     nil,
 	"edge/proxyproto":  nil,
 	"edge/ratelimit":   {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
 	"edge/routes":      nil,
@@ -104,6 +107,7 @@ var allowedImports = map[string][]string{
 var capabilityPackages = map[string][]string{
 	"edge/auth":        nil,
 	"edge/fingerprint": nil,
+	"edge/h2guard":     nil,
 	"edge/proxyproto":  nil,
 	"edge/ratelimit":   nil,
 	"edge/routes":      nil,
