@@ -27,7 +27,8 @@ import (
 //     except that tls may use fingerprint (capabilityPackages, checked by TestDepsImports);
 //   - internal/... packages are shared machinery imported by the root only, unless listed here;
 //   - waf/internal/... packages may import only the standard library and be imported only by
-//     edge/waf; that rule is generic (wafInternal), so they are not listed;
+//     edge/waf; that rule is generic (wafInternal), so they are not listed, but for the few
+//     edges between them (wafInternalImports);
 //   - cmd/edge is a thin main over the root; bench/..., fuzz/... and scripts/... are tools and list
 //     what they use.
 var allowedImports = map[string][]string{
@@ -121,6 +122,14 @@ var capabilityPackages = map[string][]string{
 // wafInternal is the prefix of the WAF's private packages: standard library only, imported only by
 // edge/waf.
 const wafInternal = "edge/waf/internal/"
+
+// wafInternalImports are the edges allowed between the WAF's private packages, each with the
+// reason; any other import of a waf/internal package by another fails.
+var wafInternalImports = map[string][]string{
+	// rxlit's required literal sets are in ahocorasick's text model (blank runs as one symbol,
+	// the ends of the text as marks), which the WAF's prefilter scans with.
+	"edge/waf/internal/rxlit": {"edge/waf/internal/ahocorasick"},
+}
 
 // docExempt lists package directories that may keep their package comment outside doc.go, each
 // with the reason.
@@ -237,7 +246,7 @@ func TestDepsImports(t *testing.T) {
 				switch {
 				case standard(p):
 				case strings.HasPrefix(p, wafInternal):
-					if pkg.path != "edge/waf" {
+					if pkg.path != "edge/waf" && !slices.Contains(wafInternalImports[pkg.path], p) {
 						t.Errorf("%s imports %s: waf/internal packages are for edge/waf only", f.name, p)
 					}
 				case strings.HasPrefix(pkg.path, wafInternal):
@@ -245,6 +254,13 @@ func TestDepsImports(t *testing.T) {
 				case !slices.ContainsFunc(allowed, func(a string) bool { return under(p, a) }):
 					t.Errorf("%s imports %s, which allowedImports does not allow for %s", f.name, p, pkg.path)
 				}
+			}
+		}
+	}
+	for p, imps := range wafInternalImports {
+		for _, q := range append([]string{p}, imps...) {
+			if !strings.HasPrefix(q, wafInternal) || !seen[q] {
+				t.Errorf("wafInternalImports names %s, which is not a waf/internal package of the module", q)
 			}
 		}
 	}
