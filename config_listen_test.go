@@ -28,7 +28,9 @@ func TestListenAddressForms(t *testing.T) {
 		{"wildcard and its family", `https = ["0.0.0.0:8443", "127.0.0.1:8443"]`, nil, "listen.https[1]", "also used by listen.https[0]", nil},
 		{"dual-stack and IPv6", `https = [":8443", "[::1]:8443"]`, nil, "listen.https[1]", "also used by listen.https[0]", nil},
 		{"across listeners", "https = [\"127.0.0.1:8443\"]\nhttp = [\"[::1]:8080\", \"127.0.0.1:8443\"]", nil, "listen.http[1]", "also used by listen.https", nil},
-		{"admin on the network", `admin = ["127.0.0.1:9901", "[::]:9901"]`, nil, "", "", []string{"listen.admin[1]"}},
+		// Since the admin API has authentication, an admin address off loopback without it is an
+		// error, no longer a warning.
+		{"admin on the network", `admin = ["127.0.0.1:9901", "[::]:9901"]`, nil, "listen.admin[1]", "is not on loopback and has no authentication", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
