@@ -27,30 +27,37 @@ import (
 //     except that tls may use fingerprint (capabilityPackages, checked by TestDepsImports);
 //   - internal/... packages are shared machinery imported by the root only, unless listed here;
 //   - waf/internal/... packages may import only the standard library and be imported only by
-//     edge/waf; that rule is generic (wafInternal), so they are not listed;
+//     edge/waf; that rule is generic (wafInternal), so they are not listed, but for the few
+//     edges between them (wafInternalImports);
 //   - cmd/edge is a thin main over the root; bench/..., fuzz/... and scripts/... are tools and list
 //     what they use.
 var allowedImports = map[string][]string{
 	"edge": {
 		"edge/auth",
 		"edge/fingerprint",
+		"edge/h2guard",
 		"edge/internal/dirwatch",
 		"edge/internal/h2xconnect",
+		"edge/internal/handoff",
+		"edge/internal/sdnotify",
 		"edge/proxyproto",
 		"edge/ratelimit",
 		"edge/routes",
 		"edge/tls",
+		"edge/tracing",
 		"edge/trust",
 		"edge/upstream",
 		"edge/waf",
 		"github.com/BurntSushi/toml",
 		"github.com/prometheus/client_golang",
 		"github.com/quic-go/quic-go",
+		"golang.org/x/net/http2",
 	},
 
 	// Capability packages: leaves.
 	"edge/auth":        {"github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
 	"edge/fingerprint": {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
+	"edge/h2guard":     nil,
 	"edge/proxyproto":  nil,
 	"edge/ratelimit":   {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
 	"edge/routes":      nil,
@@ -60,6 +67,9 @@ var allowedImports = map[string][]string{
 		"golang.org/x/crypto/cryptobyte",
 		"golang.org/x/crypto/ocsp",
 	},
+	// tracing: OpenTelemetry only (the OTLP/HTTP exporter and the SDK); no Prometheus, no other
+	// edge package.
+	"edge/tracing":  {"go.opentelemetry.io/otel"},
 	"edge/trust":    {"github.com/cloudflare/circl/sign/mldsa/mldsa65"},
 	"edge/upstream": {"github.com/quic-go/quic-go"},
 	"edge/waf":      {"github.com/BurntSushi/toml"},
@@ -67,6 +77,11 @@ var allowedImports = map[string][]string{
 	// Shared machinery.
 	"edge/internal/dirwatch":   {"github.com/fsnotify/fsnotify"},
 	"edge/internal/h2xconnect": nil,
+	// handoff passes the listening sockets (and the QUIC connections' UDP flows) to the new
+	// process of an upgrade; it is imported by the root and by cmd/edge, which starts the upgrade.
+	"edge/internal/handoff": {"github.com/quic-go/quic-go", "golang.org/x/net/ipv4"},
+	// sdnotify speaks systemd's notify protocol; imported by the root and by cmd/edge.
+	"edge/internal/sdnotify": {"golang.org/x/sys/unix"},
 
 	// The WAF's corpus measurement, used by its floor tests and scripts/waf.
 	"edge/waf/quality": {"edge/waf"},
@@ -75,7 +90,7 @@ var allowedImports = map[string][]string{
 	"edge/e2e": nil,
 
 	// The command.
-	"edge/cmd/edge": {"edge", "edge/fingerprint", "edge/tls", "edge/trust", "edge/waf"},
+	"edge/cmd/edge": {"edge", "edge/fingerprint", "edge/internal/handoff", "edge/internal/sdnotify", "edge/tls", "edge/trust", "edge/waf"},
 
 	// Tools.
 	"edge/bench/cmd/benchrun":    {"edge/tls", "github.com/quic-go/quic-go/http3"},
@@ -93,10 +108,12 @@ var allowedImports = map[string][]string{
 var capabilityPackages = map[string][]string{
 	"edge/auth":        nil,
 	"edge/fingerprint": nil,
+	"edge/h2guard":     nil,
 	"edge/proxyproto":  nil,
 	"edge/ratelimit":   nil,
 	"edge/routes":      nil,
 	"edge/tls":         {"edge/fingerprint"},
+	"edge/tracing":     nil,
 	"edge/trust":       nil,
 	"edge/upstream":    nil,
 	"edge/waf":         nil,
@@ -105,6 +122,14 @@ var capabilityPackages = map[string][]string{
 // wafInternal is the prefix of the WAF's private packages: standard library only, imported only by
 // edge/waf.
 const wafInternal = "edge/waf/internal/"
+
+// wafInternalImports are the edges allowed between the WAF's private packages, each with the
+// reason; any other import of a waf/internal package by another fails.
+var wafInternalImports = map[string][]string{
+	// rxlit's required literal sets are in ahocorasick's text model (blank runs as one symbol,
+	// the ends of the text as marks), which the WAF's prefilter scans with.
+	"edge/waf/internal/rxlit": {"edge/waf/internal/ahocorasick"},
+}
 
 // docExempt lists package directories that may keep their package comment outside doc.go, each
 // with the reason.
@@ -221,7 +246,7 @@ func TestDepsImports(t *testing.T) {
 				switch {
 				case standard(p):
 				case strings.HasPrefix(p, wafInternal):
-					if pkg.path != "edge/waf" {
+					if pkg.path != "edge/waf" && !slices.Contains(wafInternalImports[pkg.path], p) {
 						t.Errorf("%s imports %s: waf/internal packages are for edge/waf only", f.name, p)
 					}
 				case strings.HasPrefix(pkg.path, wafInternal):
@@ -229,6 +254,13 @@ func TestDepsImports(t *testing.T) {
 				case !slices.ContainsFunc(allowed, func(a string) bool { return under(p, a) }):
 					t.Errorf("%s imports %s, which allowedImports does not allow for %s", f.name, p, pkg.path)
 				}
+			}
+		}
+	}
+	for p, imps := range wafInternalImports {
+		for _, q := range append([]string{p}, imps...) {
+			if !strings.HasPrefix(q, wafInternal) || !seen[q] {
+				t.Errorf("wafInternalImports names %s, which is not a waf/internal package of the module", q)
 			}
 		}
 	}

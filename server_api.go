@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -30,4 +31,15 @@ func (s *Server) Ban(addr netip.Addr, d time.Duration) error {
 	}
 	snap.rl.Bans.Ban(addr, d, time.Now())
 	return nil
+}
+
+// FlushTraces exports every span that has ended to the [tracing] collector and returns when the
+// export is done or ctx ends. Spans are otherwise exported in batches, a few seconds apart; a
+// caller that must see them now (a test of what the collector receives, a shutdown hook) calls
+// this. With tracing off it does nothing and returns nil.
+func (s *Server) FlushTraces(ctx context.Context) error {
+	if s.tracer == nil {
+		return nil
+	}
+	return s.tracer.Flush(ctx)
 }

@@ -1,7 +1,7 @@
 package h2guard
 
 import (
-	"crypto/tls"
+	stdtls "crypto/tls"
 	"io"
 	"net"
 	"sync"
@@ -163,11 +163,11 @@ func (c *Conn) Stats() Stats {
 }
 
 // ConnectionState returns the TLS state of the wrapped connection (the zero value if it has none).
-func (c *Conn) ConnectionState() tls.ConnectionState {
-	if cs, ok := c.Conn.(interface{ ConnectionState() tls.ConnectionState }); ok {
+func (c *Conn) ConnectionState() stdtls.ConnectionState {
+	if cs, ok := c.Conn.(interface{ ConnectionState() stdtls.ConnectionState }); ok {
 		return cs.ConnectionState()
 	}
-	return tls.ConnectionState{}
+	return stdtls.ConnectionState{}
 }
 
 // NetConn returns the wrapped connection.

@@ -1,76 +1,20 @@
-package edge
+package e2e_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// buildEdge builds cmd/edge into dir and returns the binary's path.
-func buildEdge(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "edge")
-	out, err := exec.Command("go", "build", "-o", bin, "./cmd/edge").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// freeTCPUDPPort returns a loopback port whose TCP and UDP are both free now.
-func freeTCPUDPPort(t *testing.T) int {
-	t.Helper()
-	ln, udp, err := listenTCPAndUDP("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	udp.Close()
-	return port
-}
-
-// servingPID asks the admin listener which process answers, on a fresh connection.
-func servingPID(admin string) (int, error) {
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get("http://" + admin + "/status")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var st struct {
-		PID int `json:"pid"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return 0, err
-	}
-	return st.PID, nil
-}
-
-// processGone reports whether pid has exited (a zombie counts: it serves nothing).
-func processGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) != nil
-	}
-	// pid (comm) S ...: the state follows the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
-}
 
 // loadResult counts one protocol's requests.
 type loadResult struct {
@@ -162,7 +106,7 @@ enabled = false
 	})
 
 	url := "https://127.0.0.1:" + strconv.Itoa(https) + "/load"
-	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": h3Client()}
+	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": client("h3")}
 	results := map[string]*loadResult{}
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

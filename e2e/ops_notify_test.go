@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"fmt"

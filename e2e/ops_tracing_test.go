@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"compress/gzip"
@@ -139,11 +139,11 @@ backend = "app"
 	flush := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := e.tracer.Flush(ctx); err != nil {
+		if err := e.FlushTraces(ctx); err != nil {
 			t.Fatalf("flush: %v", err)
 		}
 	}
-	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": h3Client()}
+	clients := map[string]*http.Client{"h1": client("h1"), "h2": client("h2"), "h3": client("h3")}
 	for i, proto := range []string{"h1", "h2", "h3"} {
 		t.Run(proto, func(t *testing.T) {
 			traceID := fmt.Sprintf("4bf92f3577b34da6a3ce929d0e0e47%02x", i)
