@@ -98,6 +98,7 @@ var allowedImports = map[string][]string{
 	"edge/bench/cmd/hsload":      nil,
 	"edge/fuzz/gofuzz":           {"edge", "edge/fingerprint", "edge/proxyproto", "edge/ratelimit", "edge/routes", "edge/waf"},
 	"edge/scripts/waf/b64frag":   nil,
+	"edge/scripts/waf/benigngen": nil,
 	"edge/scripts/waf/placement": {"edge/waf/quality"},
 	"edge/scripts/waf/quality":   {"edge/waf/quality"},
 	"edge/scripts/waf/tables":    {"edge/waf", "edge/waf/quality"},
