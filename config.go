@@ -84,6 +84,9 @@ type ListenConfig struct {
 	HTTP3RetryFloodPerSecond int `toml:"http3_retry_flood_per_second"`
 	// HTTP3RetryFloodHoldMS is how long the flood state outlasts the last second over the rate.
 	HTTP3RetryFloodHoldMS int `toml:"http3_retry_flood_hold_ms"`
+	// H2C serves HTTP/2 with prior knowledge (RFC 9113 §3.3) on the cleartext listener when
+	// HTTPMode is "serve", beside HTTP/1.1: for an edge behind an L7 load balancer or in a mesh.
+	H2C bool `toml:"h2c"`
 }
 
 // ServerConfig holds process-wide settings.

@@ -22,6 +22,9 @@ const (
 	DefaultHTTP3 = true
 	// DefaultAltSvc is listen.alt_svc: TCP responses advertise HTTP/3.
 	DefaultAltSvc = true
+	// DefaultH2C is listen.h2c: in http_mode = "serve" the cleartext listener also speaks HTTP/2
+	// with prior knowledge.
+	DefaultH2C = true
 
 	// DefaultHTTP3EarlyData is listen.http3_0rtt: off, since early data can be replayed.
 	DefaultHTTP3EarlyData = false
@@ -77,6 +80,7 @@ func DefaultConfig() Config {
 			HTTPMode: DefaultHTTPMode,
 			HTTP3:    DefaultHTTP3,
 			AltSvc:   DefaultAltSvc,
+			H2C:      DefaultH2C,
 
 			HTTP3EarlyData:           DefaultHTTP3EarlyData,
 			HTTP3Retry:               DefaultHTTP3Retry,

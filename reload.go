@@ -123,6 +123,7 @@ func notLive(old, cur *Config) []string {
 	cmp("listen.http", old.Listen.HTTP, cur.Listen.HTTP)
 	cmp("listen.admin", old.Listen.Admin, cur.Listen.Admin)
 	cmp("listen.http_mode", old.Listen.HTTPMode, cur.Listen.HTTPMode)
+	cmp("listen.h2c", old.Listen.H2C, cur.Listen.H2C)
 	cmp("listen.http3", old.Listen.HTTP3, cur.Listen.HTTP3)
 	cmp("listen.alt_svc", old.Listen.AltSvc, cur.Listen.AltSvc)
 	cmp("listen.http3_0rtt", old.Listen.HTTP3EarlyData, cur.Listen.HTTP3EarlyData)

@@ -199,6 +199,9 @@ func (s *Server) Start() error {
 			ln = pl
 		}
 		srv := s.httpServer(sp.handler)
+		if sp.name == "http" && c.Listen.HTTPMode == "serve" && c.Listen.H2C {
+			srv.Protocols.SetUnencryptedHTTP2(true) // listen.h2c: prior knowledge, same pipeline
+		}
 		if sp.name == "http" {
 			ln = &admitListener{Listener: ln, srv: s}
 		}
