@@ -11,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"edge/contentcoding"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
@@ -39,6 +40,7 @@ type Config struct {
 	WAF         waf.Config                        `toml:"waf"`
 	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
 	Data        DataConfig                        `toml:"data"`
+	Compression contentcoding.Config              `toml:"compression"`
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 
@@ -132,6 +134,8 @@ type RouteConfig struct {
 	RateLimit []string `toml:"rate_limit"`
 	// WAF overrides the WAF mode and adds exclusions for this route.
 	WAF *RouteWAF `toml:"waf"`
+	// Compression overrides [compression] for this route's responses.
+	Compression *contentcoding.RouteConfig `toml:"compression"`
 }
 
 // LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).

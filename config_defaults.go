@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"edge/contentcoding"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/tls"
@@ -73,6 +74,7 @@ func DefaultConfig() Config {
 		TLS:         tls.DefaultConfig(),
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
+		Compression: contentcoding.DefaultConfig(),
 		Listen: ListenConfig{
 			HTTPS:    DefaultHTTPS,
 			HTTP:     DefaultHTTP,

@@ -28,6 +28,8 @@ type Snapshot struct {
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
 	// them triggers a reload.
 	dataFiles []string
+	// browser shapes responses for browsers (config_browser.go).
+	browser *browserPolicy
 }
 
 // compile builds a snapshot from a validated configuration. Parts whose configuration did not
@@ -84,6 +86,9 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		return fail()
 	}
 	snap.table = table
+	if snap.browser = compileBrowser(cfg, sink); snap.browser == nil {
+		return fail()
+	}
 
 	if old != nil && old.rl != nil && reflect.DeepEqual(old.cfg.RateLimit, cfg.RateLimit) {
 		snap.rl = old.rl

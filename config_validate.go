@@ -31,6 +31,7 @@ func (c *Config) validate(s *problemSink) {
 	s.addLeaf("ratelimit", errs, warns)
 	c.validateBackends(s)
 	c.validateRoutes(s)
+	c.validateBrowser(s)
 }
 
 func (c *Config) validateListen(s *problemSink) {

@@ -81,7 +81,8 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 		s.respond(w, r, ex, d)
 		return
 	}
-	s.answer(w, r, ex)
+	s.answer(s.encodeResponse(w, r, ex), r, ex)
+	ex.enc.Close()
 }
 
 // decide runs every stage ahead of the answer: peer and client address, 0-RTT policy, request

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"edge/contentcoding"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
@@ -49,6 +50,7 @@ type exchange struct {
 	uaMismatch bool
 	limit      ratelimit.Decision
 	waf        waf.Verdict
+	enc        contentcoding.Writer // response compression (pipeline_compress.go)
 }
 
 type exchangeKey struct{}

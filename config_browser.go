@@ -1,0 +1,56 @@
+package edge
+
+import (
+	"strconv"
+
+	"edge/contentcoding"
+)
+
+// browserPolicy is the compiled form of what shapes responses for browsers: compression, per
+// route where a route overrides it. It is part of a Snapshot, immutable once built.
+type browserPolicy struct {
+	compress *contentcoding.Policy // [compression], for requests no route matched
+	routes   []routeBrowser        // by route index
+}
+
+// routeBrowser is one route's share of the browser policy.
+type routeBrowser struct {
+	compress *contentcoding.Policy
+}
+
+// validateBrowser checks [compression] and each route's [routes.compression].
+func (c *Config) validateBrowser(s *problemSink) {
+	errs, warns := c.Compression.Validate()
+	s.addLeaf("compression", errs, warns)
+	for i, r := range c.Routes {
+		if r.Compression != nil {
+			s.addLeaf("routes["+strconv.Itoa(i)+"].compression", r.Compression.Validate(), nil)
+		}
+	}
+}
+
+// compileBrowser builds the browser policy of a validated configuration.
+func compileBrowser(cfg *Config, sink *problemSink) *browserPolicy {
+	bp := &browserPolicy{routes: make([]routeBrowser, len(cfg.Routes))}
+	var err error
+	if bp.compress, err = contentcoding.New(cfg.Compression); err != nil {
+		sink.errorf("compression", err.Error())
+		return nil
+	}
+	for i, r := range cfg.Routes {
+		rb := &bp.routes[i]
+		if rb.compress, err = bp.compress.Route(r.Compression); err != nil {
+			sink.errorf("routes["+strconv.Itoa(i)+"].compression", err.Error())
+			return nil
+		}
+	}
+	return bp
+}
+
+// route returns the policy of the request's route, or nil before routing.
+func (bp *browserPolicy) route(ex *exchange) *routeBrowser {
+	if bp == nil || ex.rt == nil || ex.rt.Index >= len(bp.routes) {
+		return nil
+	}
+	return &bp.routes[ex.rt.Index]
+}
