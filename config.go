@@ -15,6 +15,7 @@ import (
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
+	"edge/secheaders"
 	"edge/tls"
 	"edge/upstream"
 	"edge/waf"
@@ -41,6 +42,7 @@ type Config struct {
 	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
 	Data        DataConfig                        `toml:"data"`
 	Compression contentcoding.Config              `toml:"compression"`
+	Headers     secheaders.Config                 `toml:"headers"`
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 

@@ -1,27 +1,35 @@
 package edge
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"edge/contentcoding"
+	"edge/secheaders"
 )
 
-// browserPolicy is the compiled form of what shapes responses for browsers: compression, per
-// route where a route overrides it. It is part of a Snapshot, immutable once built.
+// browserPolicy is the compiled form of what shapes responses for browsers: compression and the
+// default security headers, per route where a route has its own. It is part of a Snapshot,
+// immutable once built.
 type browserPolicy struct {
 	compress *contentcoding.Policy // [compression], for requests no route matched
+	headers  *secheaders.Policy    // [headers]
 	routes   []routeBrowser        // by route index
 }
 
 // routeBrowser is one route's share of the browser policy.
 type routeBrowser struct {
-	compress *contentcoding.Policy
+	compress   *contentcoding.Policy
+	ownHeaders secheaders.Field // default headers the route's response_headers set, add or remove
 }
 
-// validateBrowser checks [compression] and each route's [routes.compression].
+// validateBrowser checks [compression], [headers] and each route's [routes.compression].
 func (c *Config) validateBrowser(s *problemSink) {
 	errs, warns := c.Compression.Validate()
 	s.addLeaf("compression", errs, warns)
+	errs, warns = c.Headers.Validate()
+	s.addLeaf("headers", errs, warns)
 	for i, r := range c.Routes {
 		if r.Compression != nil {
 			s.addLeaf("routes["+strconv.Itoa(i)+"].compression", r.Compression.Validate(), nil)
@@ -37,8 +45,18 @@ func compileBrowser(cfg *Config, sink *problemSink) *browserPolicy {
 		sink.errorf("compression", err.Error())
 		return nil
 	}
+	if bp.headers, err = secheaders.New(cfg.Headers); err != nil {
+		sink.errorf("headers", err.Error())
+		return nil
+	}
 	for i, r := range cfg.Routes {
 		rb := &bp.routes[i]
+		ops := r.ResponseHeaders
+		for _, names := range [][]string{slices.Collect(maps.Keys(ops.Set)), slices.Collect(maps.Keys(ops.Add)), ops.Remove} {
+			for _, n := range names {
+				rb.ownHeaders |= secheaders.FieldOf(n)
+			}
+		}
 		if rb.compress, err = bp.compress.Route(r.Compression); err != nil {
 			sink.errorf("routes["+strconv.Itoa(i)+"].compression", err.Error())
 			return nil

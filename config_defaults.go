@@ -4,6 +4,7 @@ import (
 	"edge/contentcoding"
 	"edge/fingerprint"
 	"edge/ratelimit"
+	"edge/secheaders"
 	"edge/tls"
 	"edge/waf"
 )
@@ -75,6 +76,7 @@ func DefaultConfig() Config {
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
 		Compression: contentcoding.DefaultConfig(),
+		Headers:     secheaders.DefaultConfig(),
 		Listen: ListenConfig{
 			HTTPS:    DefaultHTTPS,
 			HTTP:     DefaultHTTP,

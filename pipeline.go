@@ -32,7 +32,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 	if scheme == "https" && ex.proto != "h3" {
 		ex.altSvc = s.altSvc // HTTP/3 is advertised on TCP responses
 	}
-	rec := &recorder{ResponseWriter: w, id: ex.id, altSvc: ex.altSvc}
+	rec := &recorder{ResponseWriter: w, id: ex.id, altSvc: ex.altSvc, ex: ex}
 	defer s.recoverPanic(rec, r, ex)
 	stripEdgeHeaders(r.Header)
 	normalizeExtendedConnect(r)

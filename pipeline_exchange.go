@@ -84,6 +84,7 @@ type recorder struct {
 	http.ResponseWriter
 	id     string // Edge-Request-Id
 	altSvc string // Alt-Svc value, "" when not advertised on this response
+	ex     *exchange
 	status int
 	bytes  int64
 }
@@ -93,6 +94,9 @@ func (rec *recorder) WriteHeader(code int) {
 	h.Set(hdrRequestID, rec.id)
 	if rec.altSvc != "" {
 		h.Set("Alt-Svc", rec.altSvc)
+	}
+	if rec.ex != nil && code >= 200 {
+		rec.ex.decorate(h) // pipeline_headers.go
 	}
 	if rec.status == 0 || (rec.status >= 100 && rec.status < 200) {
 		rec.status = code
