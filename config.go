@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"edge/contentcoding"
+	"edge/cors"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
@@ -138,6 +139,8 @@ type RouteConfig struct {
 	WAF *RouteWAF `toml:"waf"`
 	// Compression overrides [compression] for this route's responses.
 	Compression *contentcoding.RouteConfig `toml:"compression"`
+	// CORS is the route's cross-origin policy: preflights are answered at the edge.
+	CORS *cors.Config `toml:"cors"`
 }
 
 // LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).

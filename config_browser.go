@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"edge/contentcoding"
+	"edge/cors"
 	"edge/secheaders"
 )
 
@@ -22,9 +23,11 @@ type browserPolicy struct {
 type routeBrowser struct {
 	compress   *contentcoding.Policy
 	ownHeaders secheaders.Field // default headers the route's response_headers set, add or remove
+	cors       *cors.Policy     // nil: the route has no [routes.cors]
 }
 
-// validateBrowser checks [compression], [headers] and each route's [routes.compression].
+// validateBrowser checks [compression], [headers] and each route's [routes.compression] and
+// [routes.cors].
 func (c *Config) validateBrowser(s *problemSink) {
 	errs, warns := c.Compression.Validate()
 	s.addLeaf("compression", errs, warns)
@@ -33,6 +36,10 @@ func (c *Config) validateBrowser(s *problemSink) {
 	for i, r := range c.Routes {
 		if r.Compression != nil {
 			s.addLeaf("routes["+strconv.Itoa(i)+"].compression", r.Compression.Validate(), nil)
+		}
+		if r.CORS != nil {
+			errs, warns := r.CORS.Validate()
+			s.addLeaf("routes["+strconv.Itoa(i)+"].cors", errs, warns)
 		}
 	}
 }
@@ -60,6 +67,12 @@ func compileBrowser(cfg *Config, sink *problemSink) *browserPolicy {
 		if rb.compress, err = bp.compress.Route(r.Compression); err != nil {
 			sink.errorf("routes["+strconv.Itoa(i)+"].compression", err.Error())
 			return nil
+		}
+		if r.CORS != nil {
+			if rb.cors, err = cors.Compile(r.CORS); err != nil {
+				sink.errorf("routes["+strconv.Itoa(i)+"].cors", err.Error())
+				return nil
+			}
 		}
 	}
 	return bp

@@ -125,7 +125,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 		return deny(denyFingerprint, "")
 	}
 
-	rt := snap.table.Match(ex.host, ex.path, r.Method, r.Header.Get)
+	rt := s.matchRoute(r, ex) // pipeline_cors.go: a CORS preflight is routed by the method it asks for
 	if rt == nil {
 		return deny(denyNoRoute, "")
 	}
@@ -143,6 +143,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 // answer serves a request the stages let through: the route's redirect or fixed response, or the
 // backend's.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if ex.preflight {
+		s.answerPreflight(w, r, ex)
+		return
+	}
 	rt := ex.rt
 	switch rt.Action {
 	case routes.ActionRedirect:

@@ -44,6 +44,9 @@ type exchange struct {
 	early     bool // forwarded in 0-RTT, before the handshake completed (Early-Data: 1)
 	tooEarly  bool // the backend answered 425 to the early request: send it again after the handshake
 
+	preflight bool   // a CORS preflight for a route with [routes.cors]: answered at the edge
+	origin    string // the request's Origin on a route with [routes.cors]
+
 	conn       *connFacts // nil on cleartext
 	fpMatch    fingerprint.Match
 	fpMatched  bool

@@ -27,6 +27,7 @@ const (
 	denyTooEarly
 	denyWAF
 	denyInternal
+	denyCORS
 	numDenyReasons
 )
 
@@ -48,6 +49,7 @@ var denyInfo = [numDenyReasons]struct {
 	denyTooEarly:       {http.StatusTooEarly, "too_early"},
 	denyWAF:            {http.StatusForbidden, "waf_block"},
 	denyInternal:       {http.StatusInternalServerError, "internal_error"},
+	denyCORS:           {http.StatusForbidden, "cors_rejected"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.
