@@ -44,6 +44,7 @@ type Config struct {
 	Data        DataConfig                        `toml:"data"`
 	Compression contentcoding.Config              `toml:"compression"`
 	Headers     secheaders.Config                 `toml:"headers"`
+	ErrorPages  map[string]string                 `toml:"error_pages"` // status → HTML template file
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 

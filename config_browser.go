@@ -7,6 +7,7 @@ import (
 
 	"edge/contentcoding"
 	"edge/cors"
+	"edge/errorpage"
 	"edge/secheaders"
 )
 
@@ -16,6 +17,7 @@ import (
 type browserPolicy struct {
 	compress *contentcoding.Policy // [compression], for requests no route matched
 	headers  *secheaders.Policy    // [headers]
+	pages    *errorpage.Set        // error_pages, with the built-in page for the rest
 	routes   []routeBrowser        // by route index
 }
 
@@ -33,6 +35,7 @@ func (c *Config) validateBrowser(s *problemSink) {
 	s.addLeaf("compression", errs, warns)
 	errs, warns = c.Headers.Validate()
 	s.addLeaf("headers", errs, warns)
+	c.validateErrorPages(s)
 	for i, r := range c.Routes {
 		if r.Compression != nil {
 			s.addLeaf("routes["+strconv.Itoa(i)+"].compression", r.Compression.Validate(), nil)
@@ -46,7 +49,7 @@ func (c *Config) validateBrowser(s *problemSink) {
 
 // compileBrowser builds the browser policy of a validated configuration.
 func compileBrowser(cfg *Config, sink *problemSink) *browserPolicy {
-	bp := &browserPolicy{routes: make([]routeBrowser, len(cfg.Routes))}
+	bp := &browserPolicy{routes: make([]routeBrowser, len(cfg.Routes)), pages: cfg.data.pages}
 	var err error
 	if bp.compress, err = contentcoding.New(cfg.Compression); err != nil {
 		sink.errorf("compression", err.Error())

@@ -3,6 +3,7 @@ package edge
 import (
 	"net/netip"
 
+	"edge/errorpage"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/trust"
@@ -26,7 +27,8 @@ type dataSet struct {
 	block    []netip.Prefix // ratelimit.bans.blocklist
 	allow    []netip.Prefix // ratelimit.bans.allowlist
 	waf      *wafEngine
-	files    []string // every data file in use, for the file watcher
+	pages    *errorpage.Set // error_pages templates
+	files    []string       // every data file in use, for the file watcher
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
@@ -94,6 +96,8 @@ func (c *Config) loadData(s *problemSink, prev *Config) *dataSet {
 		}
 		d.files = append(d.files, l.path)
 	}
+	pages, files, pagesOK := c.loadErrorPages(s, v) // config_errorpages.go
+	d.pages, d.files, ok = pages, append(d.files, files...), ok && pagesOK
 	if !ok {
 		return nil
 	}

@@ -3,8 +3,8 @@ package edge
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
+	"edge/errorpage"
 	"edge/ratelimit"
 )
 
@@ -75,8 +75,9 @@ func (d decision) denied() bool { return d.reason != denyNone }
 
 // respond is the one place that turns a denial into a response, whatever stage made it: it records
 // the typed reason and its detail for the access log, counts it, sets the headers the reason calls
-// for (RateLimit-* and Retry-After for 429) and writes the body — the WAF's block page, chosen by
-// Accept, or a small JSON error naming the request id.
+// for (RateLimit-* and Retry-After for 429) and writes the body, both forms naming the request id:
+// an HTML page when Accept prefers HTML to JSON (a browser; pipeline_errorpage.go), else JSON —
+// the WAF's verdict with its rule ids, or a small error object.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d decision) {
 	ex.reason, ex.detail = d.reason, d.detail
 	s.m.deny(d.reason)
@@ -87,17 +88,17 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d
 		h.Set("RateLimit-Policy", string(ratelimit.AppendRateLimitPolicy(buf[:0], &ex.limit)))
 		h.Set("RateLimit", string(ratelimit.AppendRateLimit(buf[:0], &ex.limit)))
 		h.Set("Retry-After", string(ratelimit.AppendRetryAfter(buf[:0], &ex.limit)))
-	case denyWAF:
-		html := prefersHTML(r.Header.Get("Accept"))
-		if html {
-			h.Set("Content-Type", "text/html; charset=utf-8")
-		} else {
-			h.Set("Content-Type", "application/json")
-		}
+	}
+	if errorpage.PrefersHTML(r.Header["Accept"]) {
+		writeErrorPage(w, ex, d.reason)
+		return
+	}
+	if d.reason == denyWAF {
+		h.Set("Content-Type", "application/json")
 		h.Set("Cache-Control", "no-store")
 		h.Del("Content-Length")
 		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write(ex.waf.BlockBody(ex.id, html))
+		_, _ = w.Write(ex.waf.BlockBody(ex.id, false))
 		return
 	}
 	writeError(w, d.reason.Status(), ex.id)
@@ -122,14 +123,4 @@ func writeError(w http.ResponseWriter, status int, requestID string) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// prefersHTML reports whether an Accept header asks for HTML before JSON.
-func prefersHTML(accept string) bool {
-	h := strings.Index(accept, "text/html")
-	if h < 0 {
-		return false
-	}
-	j := strings.Index(accept, "application/json")
-	return j < 0 || h < j
 }
