@@ -121,7 +121,7 @@ mode = "detect"
 
 // get sends GET (or method) path with Accept-Encoding ae (none when ""), and returns the response
 // with its raw (still encoded) body.
-func getEncoded(t *testing.T, e *testEdge, proto, method, path, ae string, hdr ...string) (*http.Response, []byte) {
+func getEncoded(t *testing.T, e *browserTestEdge, proto, method, path, ae string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(method, e.protoURL(proto, path), nil)
 	if ae != "" {
@@ -309,7 +309,7 @@ func TestCompressionConfig(t *testing.T) {
 	origin := compressionOrigin(t, nil)
 	addr := origin.Listener.Addr().String()
 	const browser = "gzip, deflate, br, zstd"
-	size := func(t *testing.T, e *testEdge, ae string) int {
+	size := func(t *testing.T, e *browserTestEdge, ae string) int {
 		resp, body := getEncoded(t, e, "h2", "GET", "/page.html", ae)
 		if resp.Header.Get("Content-Encoding") == "" {
 			t.Fatalf("%s: not encoded", ae)
@@ -358,7 +358,7 @@ func TestCompressionConfig(t *testing.T) {
 
 // TestCompressionConfigProblems: bad values are reported with their key paths.
 func TestCompressionConfigProblems(t *testing.T) {
-	src := testListen + `
+	src := browserListen + `
 [compression]
 algorithms = ["zstd", "deflate"]
 gzip_level = 10

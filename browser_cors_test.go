@@ -61,7 +61,7 @@ backend = "o"
 `, origin)
 }
 
-func corsDo(t *testing.T, e *testEdge, proto, method, host, path string, hdr ...string) (*http.Response, string) {
+func corsDo(t *testing.T, e *browserTestEdge, proto, method, host, path string, hdr ...string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, e.protoURL(proto, path), nil)
 	req.Host = host
@@ -145,7 +145,7 @@ func TestCORSPreflight(t *testing.T) {
 			})
 		}
 	}
-	if !eventually(func() bool { return strings.Contains(e.access.String(), `"reason":"cors_rejected"`) }) {
+	if !waitUntil(func() bool { return strings.Contains(e.access.String(), `"reason":"cors_rejected"`) }) {
 		t.Error("access log has no cors_rejected")
 	}
 }
@@ -199,7 +199,7 @@ func TestCORSActual(t *testing.T) {
 // TestCORSConfigProblems: a policy that would send "*" with credentials, a "null" origin and a
 // malformed wildcard are refused with their key paths.
 func TestCORSConfigProblems(t *testing.T) {
-	src := testListen + `
+	src := browserListen + `
 [[routes]]
 name = "a"
 backend = "builtin:echo"

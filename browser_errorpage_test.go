@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -106,7 +105,7 @@ var errorCases = []errorCase{
 	{name: "gateway timeout", method: "GET", host: "slow.example", path: "/", status: 504},
 }
 
-func sendError(t *testing.T, e *testEdge, proto string, tc errorCase, accept string) (*http.Response, []byte) {
+func sendError(t *testing.T, e *browserTestEdge, proto string, tc errorCase, accept string) (*http.Response, []byte) {
 	t.Helper()
 	for range 10 {
 		var body io.Reader
@@ -153,7 +152,7 @@ func TestErrorPages(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				d := domIndex{root: doc}
+				d := htmlDoc{doc}
 				if got := d.text("request-id"); got != rid || rid == "" {
 					t.Errorf("page names request id %q, response %q", got, rid)
 				}
@@ -182,7 +181,7 @@ func TestErrorPages(t *testing.T) {
 
 // startEdgeFile starts an edge from a configuration file in its own directory (relative paths
 // resolve against it, and Reload and Watch read it again), with files written beside it first.
-func startEdgeFile(t *testing.T, files map[string]string, src string) (*testEdge, string) {
+func startBrowserEdgeFile(t *testing.T, files map[string]string, src string) (*browserTestEdge, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
@@ -193,7 +192,7 @@ func startEdgeFile(t *testing.T, files map[string]string, src string) (*testEdge
 		}
 	}
 	path := filepath.Join(dir, "edge.toml")
-	full := testListen + "http_mode = \"serve\"\n[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + src
+	full := browserListen + "http_mode = \"serve\"\n[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + src
 	if err := os.WriteFile(path, []byte(full), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -201,20 +200,7 @@ func startEdgeFile(t *testing.T, files map[string]string, src string) (*testEdge
 	if problems.HasErrors() {
 		t.Fatalf("config: %v", problems)
 	}
-	access := &syncBuffer{}
-	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessLog: access})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return &testEdge{Server: srv, access: access}, dir
+	return runBrowserEdge(t, cfg), dir
 }
 
 const operator403 = `<!DOCTYPE html><title>Blocked</title>
@@ -229,7 +215,7 @@ const operator403 = `<!DOCTYPE html><title>Blocked</title>
 // others keep it, and JSON clients keep JSON); it is escaped, checked when loaded, and reloaded
 // when its file changes — a broken change keeps the previous page serving.
 func TestErrorPageTemplates(t *testing.T) {
-	e, dir := startEdgeFile(t, map[string]string{"pages/403.html": operator403}, `
+	e, dir := startBrowserEdgeFile(t, map[string]string{"pages/403.html": operator403}, `
 [ratelimit.connections]
 enabled = false
 [ratelimit.bans]
@@ -265,7 +251,7 @@ backend = "builtin:echo"
 	// Changed on disk: the watcher reloads it.
 	page := filepath.Join(dir, "pages", "403.html")
 	writeFileAtomic(page, []byte(strings.Replace(operator403, "Sorry", "Refused", 1)), 0o644)
-	if !eventually(func() bool {
+	if !waitUntil(func() bool {
 		_, body := sendError(t, e, "h2", waf, browserAccept)
 		return strings.Contains(string(body), "Refused — 403")
 	}) {
@@ -274,7 +260,7 @@ backend = "builtin:echo"
 
 	// A broken template ("{{" without an end) is refused: the previous page keeps serving.
 	writeFileAtomic(page, []byte("<h1>{{.Status</h1>"), 0o644)
-	if !eventually(func() bool { r := e.LastReload(); return r != nil && !r.OK }) {
+	if !waitUntil(func() bool { r := e.LastReload(); return r != nil && !r.OK }) {
 		t.Fatalf("no failed reload after a broken template; last %+v", e.LastReload())
 	}
 	found := false
@@ -292,7 +278,7 @@ backend = "builtin:echo"
 // TestErrorPagesConfigProblems: bad keys, missing files, external assets and broken templates are
 // reported at their keys when the configuration loads.
 func TestErrorPagesConfigProblems(t *testing.T) {
-	_, problems := Load("t.toml", []byte(testListen+"[error_pages]\n200 = \"a.html\"\nabc = \"b.html\"\n0404 = \"c.html\"\n429 = \"\"\n"+echoRoute))
+	_, problems := Load("t.toml", []byte(browserListen+"[error_pages]\n200 = \"a.html\"\nabc = \"b.html\"\n0404 = \"c.html\"\n429 = \"\"\n"+browserEchoRoute))
 	got := problems.Err().Error()
 	for _, want := range []string{"error_pages.200", "error_pages.abc", "error_pages.0404", "error_pages.429: empty"} {
 		if !strings.Contains(got, want) {
@@ -314,7 +300,7 @@ func TestErrorPagesConfigProblems(t *testing.T) {
 502 = %q
 503 = %q
 504 = "ok.html"
-`+echoRoute, testListen,
+`+browserEchoRoute, browserListen,
 		write("asset.html", `<link rel="stylesheet" href="https://cdn.example/style.css">`),
 		write("braces.html", "<p>{{</p>"),
 		filepath.Join(dir, "missing.html"),

@@ -16,7 +16,7 @@ import (
 // through the same pipeline, labelled h2 with scheme http; listen.h2c = false turns it off, and the
 // redirect mode never speaks it.
 func TestH2C(t *testing.T) {
-	e := browserEdge(t, echoRoute)
+	e := browserEdge(t, browserEchoRoute)
 	req, _ := http.NewRequest("GET", e.url("http", "/h2c?x=1"), nil)
 	req.Header.Set("Edge-Protocol", "forged")
 	resp, err := rawClient("h2c").Do(req)
@@ -30,8 +30,8 @@ func TestH2C(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, got, want string }{
-		{"Edge-Protocol", first(echo.Headers["Edge-Protocol"]), "h2"},
-		{"X-Forwarded-Proto", first(echo.Headers["X-Forwarded-Proto"]), "http"},
+		{"Edge-Protocol", firstOf(echo.Headers["Edge-Protocol"]), "h2"},
+		{"X-Forwarded-Proto", firstOf(echo.Headers["X-Forwarded-Proto"]), "http"},
 		{"path", echo.Path, "/h2c"},
 	} {
 		if c.got != c.want {
@@ -39,18 +39,18 @@ func TestH2C(t *testing.T) {
 		}
 	}
 	rid := resp.Header.Get("Edge-Request-Id")
-	if !eventually(func() bool {
+	if !waitUntil(func() bool {
 		return strings.Contains(e.access.String(), `"request_id":"`+rid+`"`) && strings.Contains(e.access.String(), `"protocol":"h2","scheme":"http"`)
 	}) {
 		t.Errorf("access log has no h2/http line for %s:\n%s", rid, e.access.String())
 	}
 
 	for _, tc := range []struct{ name, listen string }{
-		{"h2c = false", testListen + "http_mode = \"serve\"\nh2c = false\n"},
-		{"redirect mode", testListen},
+		{"h2c = false", browserListen + "http_mode = \"serve\"\nh2c = false\n"},
+		{"redirect mode", browserListen},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := startEdgeListen(t, tc.listen, echoRoute)
+			e := startBrowserEdge(t, tc.listen, browserEchoRoute)
 			if resp, err := rawClient("h2c").Get(e.url("http", "/")); err == nil {
 				resp.Body.Close()
 				t.Fatalf("h2c request got %d, want the connection refused", resp.StatusCode)
@@ -67,8 +67,67 @@ func TestH2C(t *testing.T) {
 	}
 }
 
-// TestParityCleartext runs the security and routing cases of TestParity over the cleartext
-// listener, HTTP/1.1 and h2c, beside HTTP/2 over TLS: every stage decides the same on each.
+// cleartextParityConfig has a route for each security and routing decision the parity cases
+// exercise.
+func cleartextParityConfig(origin string) string {
+	return fmt.Sprintf(`
+[ratelimit.connections]
+enabled = false
+
+[backends.app]
+servers = [{ address = %q }]
+
+[[routes]]
+name = "api"
+host = "api.example.com"
+backend = "app"
+max_body_bytes = 1024
+[routes.waf]
+mode = "detect"
+[routes.request_headers]
+set = { "X-Route" = "api" }
+
+[[routes]]
+name = "old"
+path_prefix = "/old"
+[routes.redirect]
+status = 301
+location = "https://new.example.com"
+keep_path_query = true
+
+[[routes]]
+name = "teapot"
+path = "/teapot"
+[routes.respond]
+status = 418
+body = "short and stout"
+
+[[routes]]
+name = "slow"
+path_prefix = "/slow"
+backend = "app"
+timeout_ms = 200
+
+[[routes]]
+name = "echo"
+host = "echo.example.com"
+backend = "builtin:echo"
+`, origin)
+}
+
+// parityCheck is one request of TestParityCleartext and the status every transport must answer.
+type parityCheck struct {
+	name, method, host, path string
+	body                     []byte
+	chunk                    bool // no declared length: chunked on HTTP/1.1, no content-length on HTTP/2
+	header                   map[string]string
+	status                   int
+	check                    func(t *testing.T, resp *http.Response, body []byte)
+}
+
+// TestParityCleartext runs the security and routing cases of the TLS parity test over the
+// cleartext listener, HTTP/1.1 and h2c, beside HTTP/2 over TLS: every stage decides the same on
+// each.
 func TestParityCleartext(t *testing.T) {
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/slow") {
@@ -82,10 +141,10 @@ func TestParityCleartext(t *testing.T) {
 		fmt.Fprintf(w, "path=%s route=%s bytes=%d", r.URL.EscapedPath(), r.Header.Get("X-Route"), n)
 	}))
 	defer origin.Close()
-	e := browserEdge(t, "[ratelimit.connections]\nenabled = false\n"+parityConfig(origin.Listener.Addr().String()))
+	e := browserEdge(t, cleartextParityConfig(origin.Listener.Addr().String()))
 	sqli := "/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--"
 	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
-	cases := []parityCase{
+	cases := []parityCheck{
 		{name: "canonical host and path", method: "GET", host: "API.Example.COM.", path: "/a//b/../c", status: 200,
 			check: func(t *testing.T, _ *http.Response, body []byte) {
 				if !bytes.Contains(body, []byte("path=/a/c route=api")) {
@@ -110,7 +169,7 @@ func TestParityCleartext(t *testing.T) {
 			check: func(t *testing.T, resp *http.Response, body []byte) {
 				var echo echoReply
 				json.Unmarshal(body, &echo)
-				if first(echo.Headers["Edge-Request-Id"]) != resp.Header.Get("Edge-Request-Id") || echo.Headers["Edge-Waf"] != nil {
+				if firstOf(echo.Headers["Edge-Request-Id"]) != resp.Header.Get("Edge-Request-Id") || echo.Headers["Edge-Waf"] != nil {
 					t.Errorf("backend saw Edge headers %v", echo.Headers)
 				}
 			}},

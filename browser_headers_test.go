@@ -135,7 +135,7 @@ func TestDefaultHeaders(t *testing.T) {
 // TestHSTSAfterRedirect: the cleartext listener's 308 to https carries no HSTS (RFC 6797 §7.2);
 // the HTTPS response the browser lands on does.
 func TestHSTSAfterRedirect(t *testing.T) {
-	e := startEdge(t, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
+	e := startBrowserEdge(t, browserListen, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
 	resp, err := rawClient("h1").Get(e.url("http", "/plain"))
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestBackendHeaderRewrites(t *testing.T) {
 // TestHeadersConfig: each [headers] key changes what a client gets.
 func TestHeadersConfig(t *testing.T) {
 	origin := headersOrigin(t).Listener.Addr().String()
-	get := func(t *testing.T, e *testEdge, path string) *http.Response {
+	get := func(t *testing.T, e *browserTestEdge, path string) *http.Response {
 		req, _ := http.NewRequest("GET", e.url("https", path), nil)
 		req.Host = "app.example.com"
 		resp, err := rawClient("h2").Do(req)
@@ -248,7 +248,7 @@ func TestHeadersConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := startEdge(t, headersConfig(origin, "[headers]\n"+tc.headers+"\n", tc.route))
+			e := startBrowserEdge(t, browserListen, headersConfig(origin, "[headers]\n"+tc.headers+"\n", tc.route))
 			resp := get(t, e, tc.path)
 			if got := resp.Header.Values(tc.header); strings.Join(got, "|") != strings.Join(tc.want, "|") {
 				t.Errorf("%s: %q, want %q", tc.header, got, tc.want)
@@ -259,12 +259,12 @@ func TestHeadersConfig(t *testing.T) {
 
 // TestHeadersConfigProblems: bad [headers] values are reported with their key paths.
 func TestHeadersConfigProblems(t *testing.T) {
-	src := testListen + `
+	src := browserListen + `
 [headers]
 hsts = { preload = true }
 frame_options = { value = "ALLOW-FROM https://a.example", mode = "sometimes" }
 cookies = { same_site = "None", secure = false }
-` + echoRoute
+` + browserEchoRoute
 	_, problems := Load("t.toml", []byte(src))
 	got := problems.Err().Error()
 	for _, want := range []string{"headers.hsts.preload", "headers.frame_options.value", "headers.frame_options.mode", "headers.cookies.same_site"} {

@@ -2,9 +2,14 @@ package edge
 
 import (
 	"bytes"
+	"context"
 	stdtls "crypto/tls"
 	"io"
+	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +17,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/quic-go/quic-go/http3"
+	"golang.org/x/net/html"
 )
 
 // browserProtos are the transports every browser-facing behaviour is tested on: HTTP/1.1, HTTP/2
@@ -19,11 +25,156 @@ import (
 // listen.http_mode = "serve").
 var browserProtos = []string{"h1", "h2", "h3", "h2c"}
 
+// The browser tests bring their own harness (below), so they do not depend on the helpers of
+// other test files while those move between packages.
+
+// browserTestEdge is an edge started in-process on random loopback ports, with its access log.
+type browserTestEdge struct {
+	*Server
+	access *browserLog
+}
+
+// browserListen binds every listener on a random loopback port.
+const browserListen = `
+[listen]
+https = "127.0.0.1:0"
+http = "127.0.0.1:0"
+admin = "127.0.0.1:0"
+`
+
+// browserEchoRoute sends everything to the built-in echo backend.
+const browserEchoRoute = `
+[[routes]]
+name = "default"
+backend = "builtin:echo"
+`
+
+// startBrowserEdge starts an edge on listen (a [listen] section) with extra after a [server]
+// section holding its state directory (extra may go on with [server] keys), and stops it when the
+// test ends.
+func startBrowserEdge(t testing.TB, listen, extra string) *browserTestEdge {
+	t.Helper()
+	src := listen + "[server]\nstate_dir = " + strconv.Quote(t.TempDir()) + "\n" + extra
+	cfg, problems := Load("test.toml", []byte(src))
+	if problems.HasErrors() {
+		t.Fatalf("config: %v", problems)
+	}
+	return runBrowserEdge(t, cfg)
+}
+
+func runBrowserEdge(t testing.TB, cfg *Config) *browserTestEdge {
+	t.Helper()
+	access := &browserLog{}
+	srv, err := NewServer(cfg, Options{Logger: slog.New(slog.DiscardHandler), AccessLog: access})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return &browserTestEdge{Server: srv, access: access}
+}
+
 // browserEdge starts an edge whose cleartext listener serves the pipeline, so all four protocols
 // of browserProtos reach it.
-func browserEdge(t testing.TB, extra string) *testEdge {
+func browserEdge(t testing.TB, extra string) *browserTestEdge {
 	t.Helper()
-	return startEdgeListen(t, testListen+"http_mode = \"serve\"\n", extra)
+	return startBrowserEdge(t, browserListen+"http_mode = \"serve\"\n", extra)
+}
+
+// url is the URL of path on a listener ("https", "http", "admin").
+func (e *browserTestEdge) url(listener, path string) string {
+	scheme := "https"
+	if listener != "https" {
+		scheme = "http"
+	}
+	return scheme + "://" + e.Addr(listener).String() + path
+}
+
+// browserLog is a goroutine-safe buffer for the access log.
+type browserLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *browserLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *browserLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitUntil polls cond for up to five seconds: what a response causes (an access log line, a
+// reload) may happen just after the client has it.
+func waitUntil(cond func() bool) bool {
+	for range 500 {
+		if cond() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func firstOf(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// htmlDoc answers questions about a parsed page.
+type htmlDoc struct{ root *html.Node }
+
+// byID returns the element with id, or nil.
+func (d htmlDoc) byID(id string) *html.Node {
+	var walk func(*html.Node) *html.Node
+	walk = func(n *html.Node) *html.Node {
+		if n.Type == html.ElementNode {
+			for _, a := range n.Attr {
+				if a.Key == "id" && a.Val == id {
+					return n
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if f := walk(c); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	return walk(d.root)
+}
+
+// text is the trimmed text of the element with id ("" when there is none).
+func (d htmlDoc) text(id string) string {
+	n := d.byID(id)
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return strings.TrimSpace(b.String())
 }
 
 // rawClient returns a client for proto that never asks for or decodes a content coding by itself
@@ -50,7 +201,7 @@ func rawClient(proto string) *http.Client {
 }
 
 // protoURL is the URL of path on the listener proto uses: cleartext for h2c, https otherwise.
-func (e *testEdge) protoURL(proto, path string) string {
+func (e *browserTestEdge) protoURL(proto, path string) string {
 	if proto == "h2c" {
 		return e.url("http", path)
 	}
