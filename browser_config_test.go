@@ -21,6 +21,9 @@ func TestSampleShowsBrowserDefaults(t *testing.T) {
 	if d := cmp.Diff(def.Headers, cfg.Headers); d != "" {
 		t.Errorf("[headers] in edge.toml differs from the defaults (-default +sample):\n%s", d)
 	}
+	if cfg.Server.RejectMisdirected != def.Server.RejectMisdirected {
+		t.Errorf("server.reject_misdirected = %v in edge.toml, default %v", cfg.Server.RejectMisdirected, def.Server.RejectMisdirected)
+	}
 	if cfg.Listen.H2C != def.Listen.H2C {
 		t.Errorf("listen.h2c = %v in edge.toml, default %v", cfg.Listen.H2C, def.Listen.H2C)
 	}

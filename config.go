@@ -120,6 +120,11 @@ type ServerConfig struct {
 	ServerHeaderValue string `toml:"server_header_value"`
 	// Via adds a Via header (RFC 9110 §7.6.3) naming edge to forwarded requests and their responses.
 	Via bool `toml:"via"`
+	// RejectMisdirected answers 421 Misdirected Request (RFC 9110 §15.5.20) to a request whose Host
+	// the certificate its TLS connection presented for its SNI does not cover — on HTTP/2 and
+	// HTTP/3 connections a client reuses for several hosts too. Connections without SNI are not
+	// checked: their certificate was chosen for no name.
+	RejectMisdirected bool `toml:"reject_misdirected"`
 }
 
 // LogConfig configures logging.
@@ -142,6 +147,10 @@ type RouteConfig struct {
 	Compression *contentcoding.RouteConfig `toml:"compression"`
 	// CORS is the route's cross-origin policy: preflights are answered at the edge.
 	CORS *cors.Config `toml:"cors"`
+	// StrictSNI requires a request over TLS to name in Host exactly the server name its connection
+	// sent in SNI, else 421: for a host that must never be reached over a connection opened for
+	// another, even one its certificate also covers.
+	StrictSNI bool `toml:"strict_sni"`
 }
 
 // LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).

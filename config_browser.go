@@ -26,6 +26,7 @@ type routeBrowser struct {
 	compress   *contentcoding.Policy
 	ownHeaders secheaders.Field // default headers the route's response_headers set, add or remove
 	cors       *cors.Policy     // nil: the route has no [routes.cors]
+	strictSNI  bool
 }
 
 // validateBrowser checks [compression], [headers] and each route's [routes.compression] and
@@ -61,6 +62,7 @@ func compileBrowser(cfg *Config, sink *problemSink) *browserPolicy {
 	}
 	for i, r := range cfg.Routes {
 		rb := &bp.routes[i]
+		rb.strictSNI = r.StrictSNI
 		ops := r.ResponseHeaders
 		for _, names := range [][]string{slices.Collect(maps.Keys(ops.Set)), slices.Collect(maps.Keys(ops.Add)), ops.Remove} {
 			for _, n := range names {

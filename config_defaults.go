@@ -52,6 +52,8 @@ const (
 	DefaultServerHeader = "pass"
 	// DefaultServerHeaderValue is server.server_header_value.
 	DefaultServerHeaderValue = "edge"
+	// DefaultRejectMisdirected is server.reject_misdirected.
+	DefaultRejectMisdirected = true
 
 	// DefaultAccessLog is log.access.
 	DefaultAccessLog = "stdout"
@@ -98,6 +100,7 @@ func DefaultConfig() Config {
 			MaxHeaderBytes:      DefaultMaxHeaderBytes,
 			ServerHeader:        DefaultServerHeader,
 			ServerHeaderValue:   DefaultServerHeaderValue,
+			RejectMisdirected:   DefaultRejectMisdirected,
 		},
 		Log: LogConfig{
 			Access: DefaultAccessLog,

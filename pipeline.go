@@ -115,6 +115,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 		return deny(denyBadRequest, "invalid host")
 	}
 	ex.host = host
+	if d := misdirected(ex); d.denied() { // pipeline_misdirected.go: 421
+		return d
+	}
 	path, err := routes.CanonicalPath(r.URL.EscapedPath(), snap.cfg.Server.AmbiguousPaths)
 	if err != nil {
 		return deny(denyBadRequest, err.Error())
@@ -131,6 +134,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 	}
 	ex.rt = rt
 	ex.route = rt.Name
+	if d := strictSNI(ex); d.denied() {
+		return d
+	}
 	if d := limitBody(w, r, ex); d.denied() {
 		return d
 	}

@@ -24,6 +24,7 @@ var denyMessages = [numDenyReasons]string{
 	denyWAF:            "This request was blocked by the web application firewall.",
 	denyInternal:       "Something went wrong on our side.",
 	denyCORS:           "This cross-origin request is not allowed by the site.",
+	denyMisdirected:    "This connection was set up for another site. Your browser will retry on a new connection.",
 }
 
 // writeErrorPage writes the HTML form of a denial: the operator's template for its status, else

@@ -28,6 +28,7 @@ const (
 	denyWAF
 	denyInternal
 	denyCORS
+	denyMisdirected
 	numDenyReasons
 )
 
@@ -50,6 +51,7 @@ var denyInfo = [numDenyReasons]struct {
 	denyWAF:            {http.StatusForbidden, "waf_block"},
 	denyInternal:       {http.StatusInternalServerError, "internal_error"},
 	denyCORS:           {http.StatusForbidden, "cors_rejected"},
+	denyMisdirected:    {http.StatusMisdirectedRequest, "misdirected"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.
