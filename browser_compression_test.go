@@ -199,8 +199,16 @@ func TestCompressionNegotiation(t *testing.T) {
 				if len(body) > len(compressPage)/3 {
 					t.Errorf("%s: %d bytes from %d", ce, len(body), len(compressPage))
 				}
-				if resp.Header.Get("Edge-Request-Id") == "" {
-					t.Error("encoded response lacks Edge-Request-Id")
+				rid := resp.Header.Get("Edge-Request-Id")
+				if !waitUntil(func() bool {
+					for _, line := range strings.Split(e.access.String(), "\n") {
+						if strings.Contains(line, rid) {
+							return strings.Contains(line, `"content_encoding":"`+ce+`"`)
+						}
+					}
+					return false
+				}) {
+					t.Errorf("the access log line of %s does not name content_encoding %s", rid, ce)
 				}
 			})
 		}
