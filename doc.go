@@ -8,17 +8,22 @@
 //	listen*.go           listeners: TCP/UDP binding (listen.go), connection admission before any TLS
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
 //	                     (listen_tls.go), QUIC and HTTP/3 (listen_h3.go, listen_quic_retry.go), the
-//	                     cleartext listener (listen_http.go)
+//	                     cleartext listener (listen_http.go; HTTP/1.1, and h2c in serve mode)
 //	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
-//	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_ratelimit.go,
-//	                     pipeline_waf.go; every denial is a decision written by pipeline_respond.go;
-//	                     pipeline_exchange.go is the per-request state, pipeline_requestid.go its id
+//	                     pipeline_early.go (0-RTT), pipeline_misdirected.go (421), pipeline_fingerprint.go,
+//	                     pipeline_cors.go (routing of preflights, answered at the edge),
+//	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written by
+//	                     pipeline_respond.go, as JSON or an HTML page (pipeline_errorpage.go);
+//	                     pipeline_compress.go encodes the answer, pipeline_headers.go sets the default
+//	                     security and CORS headers on every response; pipeline_exchange.go is the
+//	                     per-request state, pipeline_requestid.go its id
 //	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
 //	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
 //	log_access.go        the access log line written when a request ends
 //	config*.go           the configuration: decoding (config.go), defaults, validation, problems and
-//	                     their lines, data files (config_data.go, config_waf.go) and the compiled
-//	                     Snapshot (config_snapshot.go)
+//	                     their lines, data files (config_data.go, config_waf.go, config_errorpages.go),
+//	                     the browser-facing policies (config_browser.go) and the compiled Snapshot
+//	                     (config_snapshot.go)
 //	reload*.go           hot reload: Server.Reload and the file watcher
 //	admin*.go            the admin listener: handlers, metrics, collectors and the status page
 //	tool_*.go            entry points for the CLI's tools (edge waf eval)
@@ -33,6 +38,7 @@
 // atomic.Pointer. A request loads the pointer once and uses that snapshot from start to end, so a
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
-// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust) are
-// leaves: they exchange plain values with this package and never import it.
+// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust, and
+// for what browsers receive contentcoding, secheaders, cors, errorpage) are leaves: they exchange
+// plain values with this package and never import it.
 package edge
