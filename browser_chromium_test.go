@@ -70,9 +70,9 @@ func chromiumDOM(t *testing.T, browser string, e *browserTestEdge, url string, f
 	return doc
 }
 
-// chromiumPage is an HTML page of about 30 KiB whose script writes, into #sizes, the encoded and
-// decoded sizes the browser saw for it (Navigation Timing), and into #check a checksum of the
-// text it rendered.
+// chromiumPage is an HTML page of about 35 KiB whose script writes, once it has loaded, the
+// encoded and decoded sizes the browser saw for it (Navigation Timing) into #sizes and the number
+// of rows it rendered into #rows.
 func chromiumPage() []byte {
 	var b bytes.Buffer
 	b.WriteString("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>through edge</title></head><body>\n")
@@ -81,9 +81,12 @@ func chromiumPage() []byte {
 	}
 	b.WriteString(`<p id="sizes">no script ran</p><p id="rows"></p>
 <script>
-const nav = performance.getEntriesByType("navigation")[0];
-document.getElementById("sizes").textContent = nav.encodedBodySize + " " + nav.decodedBodySize;
-document.getElementById("rows").textContent = document.querySelectorAll("p.row").length;
+// The sizes are final once the whole response has arrived: read them at the load event.
+addEventListener("load", () => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  document.getElementById("sizes").textContent = nav.encodedBodySize + " " + nav.decodedBodySize;
+  document.getElementById("rows").textContent = document.querySelectorAll("p.row").length;
+});
 </script></body></html>
 `)
 	return b.Bytes()

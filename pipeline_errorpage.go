@@ -33,6 +33,9 @@ var denyMessages = [numDenyReasons]string{
 func writeErrorPage(w http.ResponseWriter, ex *exchange, why denyReason) {
 	status := why.Status()
 	d := errorpage.Data{Status: status, StatusText: http.StatusText(status), RequestID: ex.id, Message: denyMessages[why]}
+	if d.Message == "" { // a reason added without its words (TestDenyMessages catches it)
+		d.Message = "This request could not be served."
+	}
 	if why == denyWAF {
 		for _, m := range ex.waf.Matches {
 			d.Rules = append(d.Rules, m.RuleID)
