@@ -12,9 +12,12 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"edge/auth"
+	"edge/contentcoding"
+	"edge/cors"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
+	"edge/secheaders"
 	"edge/tls"
 	"edge/tracing"
 	"edge/upstream"
@@ -41,6 +44,9 @@ type Config struct {
 	WAF         waf.Config                        `toml:"waf"`
 	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
 	Data        DataConfig                        `toml:"data"`
+	Compression contentcoding.Config              `toml:"compression"`
+	Headers     secheaders.Config                 `toml:"headers"`
+	ErrorPages  map[string]string                 `toml:"error_pages"` // status → HTML template file
 	Routes      []RouteConfig                     `toml:"routes"`
 	Backends    map[string]upstream.BackendConfig `toml:"backends"`
 	Auth        auth.Config                       `toml:"auth"`
@@ -95,6 +101,9 @@ type ListenConfig struct {
 	HTTP3RetryFloodPerSecond int `toml:"http3_retry_flood_per_second"`
 	// HTTP3RetryFloodHoldMS is how long the flood state outlasts the last second over the rate.
 	HTTP3RetryFloodHoldMS int `toml:"http3_retry_flood_hold_ms"`
+	// H2C serves HTTP/2 with prior knowledge (RFC 9113 §3.3) on the cleartext listener when
+	// HTTPMode is "serve", beside HTTP/1.1: for an edge behind an L7 load balancer or in a mesh.
+	H2C bool `toml:"h2c"`
 }
 
 // ServerConfig holds process-wide settings.
@@ -124,6 +133,11 @@ type ServerConfig struct {
 	Via bool `toml:"via"`
 	// Abuse is [server.abuse]: what edge does about abuse of a live connection.
 	Abuse AbuseConfig `toml:"abuse"`
+	// RejectMisdirected answers 421 Misdirected Request (RFC 9110 §15.5.20) to a request whose Host
+	// the certificate its TLS connection presented for its SNI does not cover — on HTTP/2 and
+	// HTTP/3 connections a client reuses for several hosts too. Connections without SNI are not
+	// checked: their certificate was chosen for no name.
+	RejectMisdirected bool `toml:"reject_misdirected"`
 }
 
 // AbuseConfig is [server.abuse]: the glitch budget of multiplexed connections, and what a ban does
@@ -180,6 +194,14 @@ type RouteConfig struct {
 	// [tls.client_auth] (reason client_cert_required, or client_cert_invalid for one that does not
 	// verify: expired, not yet valid, unknown CA, revoked).
 	RequireClientCert bool `toml:"require_client_cert"`
+	// Compression overrides [compression] for this route's responses.
+	Compression *contentcoding.RouteConfig `toml:"compression"`
+	// CORS is the route's cross-origin policy: preflights are answered at the edge.
+	CORS *cors.Config `toml:"cors"`
+	// StrictSNI requires a request over TLS to name in Host exactly the server name its connection
+	// sent in SNI, else 421: for a host that must never be reached over a connection opened for
+	// another, even one its certificate also covers.
+	StrictSNI bool `toml:"strict_sni"`
 }
 
 // LoadOptions adjust loading for tools built on the configuration (`edge waf eval --paranoia`).

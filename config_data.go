@@ -3,6 +3,7 @@ package edge
 import (
 	"net/netip"
 
+	"edge/errorpage"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/trust"
@@ -26,8 +27,9 @@ type dataSet struct {
 	block    []netip.Prefix // ratelimit.bans.blocklist
 	allow    []netip.Prefix // ratelimit.bans.allowlist
 	waf      *wafEngine
-	auth     *authData // users files and JWT key files ([auth])
-	files    []string  // every data file in use, for the file watcher
+	auth     *authData      // users files and JWT key files ([auth])
+	pages    *errorpage.Set // error_pages templates
+	files    []string       // every data file in use, for the file watcher
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
@@ -98,7 +100,9 @@ func (c *Config) loadData(s *problemSink, prev *Config) *dataSet {
 	ad, authOK := c.loadAuthData(s)
 	d.auth = ad
 	d.files = append(d.files, ad.files...)
-	if !ok || !authOK {
+	pages, files, pagesOK := c.loadErrorPages(s, v) // config_errorpages.go
+	d.pages, d.files = pages, append(d.files, files...)
+	if !ok || !authOK || !pagesOK {
 		return nil
 	}
 	return d

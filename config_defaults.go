@@ -1,8 +1,10 @@
 package edge
 
 import (
+	"edge/contentcoding"
 	"edge/fingerprint"
 	"edge/ratelimit"
+	"edge/secheaders"
 	"edge/tls"
 	"edge/tracing"
 	"edge/waf"
@@ -23,6 +25,9 @@ const (
 	DefaultHTTP3 = true
 	// DefaultAltSvc is listen.alt_svc: TCP responses advertise HTTP/3.
 	DefaultAltSvc = true
+	// DefaultH2C is listen.h2c: in http_mode = "serve" the cleartext listener also speaks HTTP/2
+	// with prior knowledge.
+	DefaultH2C = true
 
 	// DefaultHTTP3EarlyData is listen.http3_0rtt: off, since early data can be replayed.
 	DefaultHTTP3EarlyData = false
@@ -48,6 +53,8 @@ const (
 	DefaultServerHeader = "pass"
 	// DefaultServerHeaderValue is server.server_header_value.
 	DefaultServerHeaderValue = "edge"
+	// DefaultRejectMisdirected is server.reject_misdirected.
+	DefaultRejectMisdirected = true
 
 	// DefaultGlitchBudget is server.abuse.glitch_budget: a rapid-reset flood is cut off after about
 	// a hundred streams (Envoy closes past half of its first 500 streams, HAProxy's
@@ -85,6 +92,8 @@ func DefaultConfig() Config {
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
 		Tracing:     tracing.DefaultConfig(),
+		Compression: contentcoding.DefaultConfig(),
+		Headers:     secheaders.DefaultConfig(),
 		Listen: ListenConfig{
 			HTTPS:    Addrs{DefaultHTTPS},
 			HTTP:     Addrs{DefaultHTTP},
@@ -92,6 +101,7 @@ func DefaultConfig() Config {
 			HTTPMode: DefaultHTTPMode,
 			HTTP3:    DefaultHTTP3,
 			AltSvc:   DefaultAltSvc,
+			H2C:      DefaultH2C,
 
 			HTTP3EarlyData:           DefaultHTTP3EarlyData,
 			HTTP3Retry:               DefaultHTTP3Retry,
@@ -111,6 +121,7 @@ func DefaultConfig() Config {
 				BanClosesConnections: DefaultBanClosesConnections,
 				BanCloseGraceMS:      DefaultBanCloseGraceMS,
 			},
+			RejectMisdirected: DefaultRejectMisdirected,
 		},
 		Log: LogConfig{
 			Access: DefaultAccessLog,

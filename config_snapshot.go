@@ -44,6 +44,8 @@ type Snapshot struct {
 	// dataFiles are the data files and directories this snapshot was built from; a change to any of
 	// them triggers a reload.
 	dataFiles []string
+	// browser shapes responses for browsers (config_browser.go).
+	browser *browserPolicy
 }
 
 // compile builds a snapshot from a validated configuration. Parts whose configuration did not
@@ -101,6 +103,9 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 	}
 	snap.table = table
 	if !s.compileAuth(snap, old, sink) {
+		return fail()
+	}
+	if snap.browser = compileBrowser(cfg, sink); snap.browser == nil {
 		return fail()
 	}
 

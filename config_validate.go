@@ -34,6 +34,7 @@ func (c *Config) validate(s *problemSink) {
 	c.validateBackends(s)
 	c.validateRoutes(s)
 	c.validateAuth(s)
+	c.validateBrowser(s)
 }
 
 func (c *Config) validateListen(s *problemSink) {

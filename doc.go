@@ -10,22 +10,26 @@
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
 //	                     (listen_tls.go), HTTP/2 on the h2guard frame tap (listen_h2.go), QUIC and
 //	                     HTTP/3 (listen_h3.go, listen_quic_retry.go), the cleartext listener
-//	                     (listen_http.go), and the registry of open client connections that glitch
-//	                     budgets, bans and blocklist reloads close (listen_conns.go), the zero-setup
-//	                     self-signed certificate (listen_selfsigned.go)
+//	                     (listen_http.go; HTTP/1.1, and h2c in serve mode), and the registry of open
+//	                     client connections that glitch budgets, bans and blocklist reloads close
+//	                     (listen_conns.go), the zero-setup self-signed certificate (listen_selfsigned.go)
 //	pipeline*.go         the per-request stages, in order: pipeline.go runs them (decide) and answers;
-//	                     pipeline_early.go (0-RTT), pipeline_fingerprint.go, pipeline_auth.go (network
-//	                     rules, client certificates, JWT, Basic, forward auth: package auth),
-//	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written
-//	                     by pipeline_respond.go; pipeline_exchange.go is the per-request state,
-//	                     pipeline_requestid.go its id; pipeline_trace.go the OpenTelemetry spans when
-//	                     [tracing] is on
+//	                     pipeline_early.go (0-RTT), pipeline_misdirected.go (421), pipeline_fingerprint.go,
+//	                     pipeline_cors.go (routing of preflights, answered at the edge), pipeline_auth.go
+//	                     (network rules, client certificates, JWT, Basic, forward auth: package auth),
+//	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written by
+//	                     pipeline_respond.go, as JSON or an HTML page (pipeline_errorpage.go);
+//	                     pipeline_compress.go encodes the answer, pipeline_headers.go sets the default
+//	                     security and CORS headers on every response; pipeline_exchange.go is the
+//	                     per-request state, pipeline_requestid.go its id; pipeline_trace.go the
+//	                     OpenTelemetry spans when [tracing] is on
 //	forward*.go          backends: pools and the reverse proxy (forward.go), WebSocket tunnels
 //	                     (forward_tunnel.go), the built-in echo backend (forward_echo.go)
 //	log_access.go        the access log line written when a request ends; log_process.go the process log
 //	config*.go           the configuration: decoding (config.go), listener addresses (config_listen.go),
 //	                     defaults, validation, problems and their lines, data files (config_data.go,
-//	                     config_waf.go, config_auth.go) and the compiled Snapshot (config_snapshot.go)
+//	                     config_waf.go, config_auth.go, config_errorpages.go), the browser-facing
+//	                     policies (config_browser.go) and the compiled Snapshot (config_snapshot.go)
 //	reload*.go           hot reload: Server.Reload and the file watcher
 //	admin*.go            the admin listener: handlers, metrics, collectors, the status page, and the
 //	                     token-guarded runtime controls (admin_api.go: bans, drain, WAF mode)
@@ -42,7 +46,8 @@
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
 // The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
-// h2guard, auth, tracing) are leaves: they exchange plain values with this package and never import
-// it (deps_test.go holds the allowed import edges of the whole module). Unit tests sit beside the code
-// they test; tests that start a whole edge and drive it through its listeners are in e2e/.
+// h2guard, auth, tracing, and for what browsers receive contentcoding, secheaders, cors, errorpage)
+// are leaves: they exchange plain values with this package and never import it (deps_test.go holds
+// the allowed import edges of the whole module). Unit tests sit beside the code they test; tests that
+// start a whole edge and drive it through its listeners are in e2e/.
 package edge

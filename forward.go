@@ -215,6 +215,7 @@ func (b *backend) modifyResponse(resp *http.Response) error {
 	if srv.Via {
 		resp.Header.Add("Via", viaValue(resp.ProtoMajor, resp.ProtoMinor))
 	}
+	ex.snap.browser.backendResponse(resp.Header, ex, resp.Request.Host) // pipeline_headers.go
 	if ex.rt != nil {
 		ex.rt.ResponseHeaders.Apply(resp.Header)
 	}

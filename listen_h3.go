@@ -87,7 +87,7 @@ func (s *Server) startH3(udp *handoff.PacketConn, tlsCfg *stdtls.Config) (*h3Fro
 // attaches the connection's facts (TLS and the fingerprint seen in its ClientHello).
 func (s *Server) quicConnContext(ctx context.Context, c *quic.Conn) context.Context {
 	cs := c.ConnectionState().TLS
-	f := &connFacts{tls: tls.Facts(&cs), quic: true}
+	f := &connFacts{tls: tls.Facts(&cs), quic: true, id: s.term.IdentityFor(cs.ServerName)}
 	select {
 	case <-c.HandshakeComplete():
 		s.term.OnHandshake(&cs)

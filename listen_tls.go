@@ -22,6 +22,9 @@ type connFacts struct {
 	quic  bool
 	// live is the connection's registry entry (QUIC: for the HTTP/3 request accounting).
 	live *liveConn
+	// id is the names the certificate presented for the connection's SNI is valid for (nil without
+	// SNI): a request for any other host is misdirected (pipeline_misdirected.go).
+	id *tls.Identity
 	// handshakeDone, on a QUIC connection accepted in 0-RTT, is closed when its handshake completes
 	// (nil otherwise): until then its requests arrived in early data.
 	handshakeDone <-chan struct{}
@@ -119,6 +122,7 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	cs := tc.ConnectionState()
 	l.srv.term.OnHandshake(&cs)
 	ec.facts.tls = tls.Facts(&cs)
+	ec.facts.id = l.srv.term.IdentityFor(cs.ServerName)
 	if h, _, err := ec.Hello(); err == nil {
 		ec.facts.fp = fingerprint.Compute(&h, fingerprint.TCP)
 	} else {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"edge/contentcoding"
 )
 
 var logLevels = map[string]slog.Level{
@@ -155,6 +157,9 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 	if ex.upstream != "" {
 		attrs = append(attrs, slog.String("upstream", ex.upstream), slog.Int("upstream_status", ex.upStatus),
 			slog.Float64("upstream_ms", float64(ex.upTime.Microseconds())/1000))
+	}
+	if c := ex.enc.Coding(); c != contentcoding.Identity {
+		attrs = append(attrs, slog.String("content_encoding", c.String())) // bytes_out counts the encoded bytes
 	}
 	if v := ex.waf; v.Score > 0 || len(v.Matches) > 0 {
 		ids := make([]string, 0, len(v.Matches))

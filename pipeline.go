@@ -35,7 +35,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 	if s.tracer != nil {
 		r = s.startTrace(r, ex)
 	}
-	rec := &recorder{ResponseWriter: w, id: ex.id, altSvc: ex.altSvc}
+	rec := &recorder{ResponseWriter: w, id: ex.id, altSvc: ex.altSvc, ex: ex}
 	if ex.proto == "h3" {
 		if f := connFactsFrom(r.Context()); f != nil && f.live != nil && f.live.h3 != nil {
 			// Registered before recoverPanic, so it also runs when the response is aborted.
@@ -106,7 +106,8 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request, ex *exchange) 
 		s.respond(w, r, ex, d)
 		return
 	}
-	s.answer(w, r, ex)
+	s.answer(s.encodeResponse(w, r, ex), r, ex)
+	ex.enc.Close()
 }
 
 // decide runs every stage ahead of the answer: peer and client address, 0-RTT policy, request
@@ -143,6 +144,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 		return deny(denyBadRequest, "invalid host")
 	}
 	ex.host = host
+	if d := misdirected(ex); d.denied() { // pipeline_misdirected.go: 421
+		return d
+	}
 	path, err := routes.CanonicalPath(r.URL.EscapedPath(), snap.cfg.Server.AmbiguousPaths)
 	if err != nil {
 		return deny(denyBadRequest, err.Error())
@@ -153,12 +157,15 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 		return deny(denyFingerprint, "")
 	}
 
-	rt := snap.table.Match(ex.host, ex.path, r.Method, r.Header.Get)
+	rt := s.matchRoute(r, ex) // pipeline_cors.go: a CORS preflight is routed by the method it asks for
 	if rt == nil {
 		return deny(denyNoRoute, "")
 	}
 	ex.rt = rt
 	ex.route = rt.Name
+	if d := strictSNI(ex); d.denied() {
+		return d
+	}
 	if d := s.authorize(r, ex); d.denied() {
 		return d
 	}
@@ -174,6 +181,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 // answer serves a request the stages let through: the route's redirect or fixed response, or the
 // backend's.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, ex *exchange) {
+	if ex.preflight {
+		s.answerPreflight(w, r, ex)
+		return
+	}
 	rt := ex.rt
 	switch rt.Action {
 	case routes.ActionRedirect:

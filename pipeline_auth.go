@@ -43,6 +43,11 @@ func (s *Server) authorize(r *http.Request, ex *exchange) decision {
 			return deny(denyClientCertInvalid, cc.Err.Error())
 		}
 	}
+	if ex.preflight {
+		// A CORS preflight carries no credentials (Fetch §4.8) and is answered at the edge, never
+		// forwarded: network rules and client certificates apply to it, credentials cannot.
+		return pass
+	}
 	switch ra.kind {
 	case auth.KindJWT:
 		return s.authJWT(r, ex, ra)

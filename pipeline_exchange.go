@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"edge/auth"
+	"edge/contentcoding"
 	"edge/fingerprint"
 	"edge/ratelimit"
 	"edge/routes"
@@ -46,6 +47,9 @@ type exchange struct {
 	early     bool // forwarded in 0-RTT, before the handshake completed (Early-Data: 1)
 	tooEarly  bool // the backend answered 425 to the early request: send it again after the handshake
 
+	preflight bool   // a CORS preflight for a route with [routes.cors]: answered at the edge
+	origin    string // the request's Origin on a route with [routes.cors]
+
 	conn       *connFacts // nil on cleartext
 	fpMatch    fingerprint.Match
 	fpMatched  bool
@@ -53,12 +57,13 @@ type exchange struct {
 	limit      ratelimit.Decision
 	waf        waf.Verdict
 
-	authMethod string          // "jwt:NAME", "basic:NAME", "forward:NAME" when the route has one
-	authUser   string          // who authenticated (Basic user, token sub); never a secret
-	claims     auth.Claims     // the verified token's claims, nil without one
-	challenge  string          // WWW-Authenticate of a 401
-	clientCert *tls.ClientCert // the client certificate of the connection, nil without one
-	trace      *exchangeTrace  // nil when [tracing] is off
+	authMethod string               // "jwt:NAME", "basic:NAME", "forward:NAME" when the route has one
+	authUser   string               // who authenticated (Basic user, token sub); never a secret
+	claims     auth.Claims          // the verified token's claims, nil without one
+	challenge  string               // WWW-Authenticate of a 401
+	clientCert *tls.ClientCert      // the client certificate of the connection, nil without one
+	trace      *exchangeTrace       // nil when [tracing] is off
+	enc        contentcoding.Writer // response compression (pipeline_compress.go)
 }
 
 // exchangeTrace is a request's tracing state, allocated only when [tracing] is on.
@@ -101,6 +106,7 @@ type recorder struct {
 	http.ResponseWriter
 	id     string // Edge-Request-Id
 	altSvc string // Alt-Svc value, "" when not advertised on this response
+	ex     *exchange
 	status int
 	bytes  int64
 }
@@ -110,6 +116,9 @@ func (rec *recorder) WriteHeader(code int) {
 	h.Set(hdrRequestID, rec.id)
 	if rec.altSvc != "" {
 		h.Set("Alt-Svc", rec.altSvc)
+	}
+	if rec.ex != nil && code >= 200 {
+		rec.ex.decorate(h) // pipeline_headers.go
 	}
 	if rec.status == 0 || (rec.status >= 100 && rec.status < 200) {
 		rec.status = code

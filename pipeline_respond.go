@@ -3,9 +3,9 @@ package edge
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
+	"edge/errorpage"
 	"edge/ratelimit"
 )
 
@@ -38,6 +38,8 @@ const (
 	denyAuthUnavailable
 	denyClientCertRequired
 	denyClientCertInvalid
+	denyCORS
+	denyMisdirected
 	numDenyReasons
 )
 
@@ -69,6 +71,8 @@ var denyInfo = [numDenyReasons]struct {
 	// missing one is a 403 on every protocol rather than HTTP/2's 421 for a handshake to redo.
 	denyClientCertRequired: {http.StatusForbidden, "client_cert_required"},
 	denyClientCertInvalid:  {http.StatusForbidden, "client_cert_invalid"},
+	denyCORS:               {http.StatusForbidden, "cors_rejected"},
+	denyMisdirected:        {http.StatusMisdirectedRequest, "misdirected"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.
@@ -94,8 +98,9 @@ func (d decision) denied() bool { return d.reason != denyNone }
 
 // respond is the one place that turns a denial into a response, whatever stage made it: it records
 // the typed reason and its detail for the access log, counts it, sets the headers the reason calls
-// for (RateLimit-* and Retry-After for 429) and writes the body — the WAF's block page, chosen by
-// Accept, or a small JSON error naming the request id.
+// for (RateLimit-* and Retry-After for 429) and writes the body, both forms naming the request id:
+// an HTML page when Accept prefers HTML to JSON (a browser; pipeline_errorpage.go), else JSON —
+// the WAF's verdict with its rule ids, or a small error object.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d decision) {
 	ex.reason, ex.detail = d.reason, d.detail
 	s.m.deny(d.reason)
@@ -120,17 +125,17 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, ex *exchange, d
 		if ex.challenge != "" {
 			h.Set("WWW-Authenticate", ex.challenge)
 		}
-	case denyWAF:
-		html := prefersHTML(r.Header.Get("Accept"))
-		if html {
-			h.Set("Content-Type", "text/html; charset=utf-8")
-		} else {
-			h.Set("Content-Type", "application/json")
-		}
+	}
+	if errorpage.PrefersHTML(r.Header["Accept"]) {
+		writeErrorPage(w, ex, d.reason)
+		return
+	}
+	if d.reason == denyWAF {
+		h.Set("Content-Type", "application/json")
 		h.Set("Cache-Control", "no-store")
 		h.Del("Content-Length")
 		w.WriteHeader(http.StatusForbidden)
-		_, _ = w.Write(ex.waf.BlockBody(ex.id, html))
+		_, _ = w.Write(ex.waf.BlockBody(ex.id, false))
 		return
 	}
 	writeError(w, d.reason.Status(), ex.id)
@@ -165,14 +170,4 @@ func writeError(w http.ResponseWriter, status int, requestID string) {
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// prefersHTML reports whether an Accept header asks for HTML before JSON.
-func prefersHTML(accept string) bool {
-	h := strings.Index(accept, "text/html")
-	if h < 0 {
-		return false
-	}
-	j := strings.Index(accept, "application/json")
-	return j < 0 || h < j
 }

@@ -135,6 +135,7 @@ func notLive(old, cur *Config) []string {
 	cmp("listen.metrics", old.Listen.Metrics, cur.Listen.Metrics)
 	cmp("admin.client_ca_files", old.Admin.ClientCAFiles, cur.Admin.ClientCAFiles)
 	cmp("listen.http_mode", old.Listen.HTTPMode, cur.Listen.HTTPMode)
+	cmp("listen.h2c", old.Listen.H2C, cur.Listen.H2C)
 	cmp("listen.http3", old.Listen.HTTP3, cur.Listen.HTTP3)
 	cmp("listen.alt_svc", old.Listen.AltSvc, cur.Listen.AltSvc)
 	cmp("listen.http3_0rtt", old.Listen.HTTP3EarlyData, cur.Listen.HTTP3EarlyData)

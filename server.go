@@ -219,6 +219,9 @@ func (s *Server) Start() error {
 	s.sockets = socks
 	for _, sp := range specs {
 		srv := s.httpServer(sp.handler)
+		if sp.name == "http" && c.Listen.HTTPMode == "serve" && c.Listen.H2C {
+			srv.Protocols.SetUnencryptedHTTP2(true) // listen.h2c: prior knowledge, same pipeline
+		}
 		if sp.name == "http" {
 			srv.ConnState = s.connState
 		}

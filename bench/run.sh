@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# bench/run.sh [quick|full] [benchrun flags...] — edge against HAProxy, nginx and Caddy.
+# bench/run.sh [quick|full|compression] [benchrun flags...] — edge against HAProxy, nginx and Caddy.
 # quick (the default, `make bench`) takes under 10 minutes; full (`make bench-full`) adds more cells,
 # rounds, fixed-rate runs, syscalls/request and the RSS table. Results: bench/results/latest.{md,svg}.
+# compression measures only the response-compression section (CPU per KiB by coding and level, about
+# two minutes, no peers needed) and replaces that section of latest.md; quick and full include it.
 # EDGE_BIN=/path/to/edge uses that binary instead of building ./cmd/edge from this work tree.
 set -euo pipefail
 mode=${1:-quick}
 [ $# -gt 0 ] && shift
-case "$mode" in quick|full) ;; *) echo "usage: bench/run.sh [quick|full] [benchrun flags]" >&2; exit 2 ;; esac
+case "$mode" in quick|full|compression) ;; *) echo "usage: bench/run.sh [quick|full|compression] [benchrun flags]" >&2; exit 2 ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 export PATH=/usr/local/go/bin:/usr/sbin:/sbin:$PATH
+
+if [ "$mode" = compression ]; then
+  mkdir -p "$here/.bin"
+  (cd "$repo" && go build -o "$here/.bin/benchrun" ./bench/cmd/benchrun)
+  exec "$here/.bin/benchrun" -compression-only -repo "$repo" -out "$here/results" "$@"
+fi
 
 # Peers and tools, installed from apt when missing (command:package).
 want="haproxy:haproxy nginx:nginx caddy:caddy h2load:nghttp2-client wrk:wrk taskset:util-linux getconf:libc-bin"

@@ -45,13 +45,15 @@ const (
 )
 
 // fzListen is the edge configuration of every end-to-end test here, with %s for the state
-// directory, the route backend and the extra sections. Idle and header timeouts are short so that
+// directory, the route backend and the extra sections. The cleartext listener speaks HTTP/1.x only
+// (h2c off: an HTTP/2 preface is one more malformed HTTP/1 request). Idle and header timeouts are short so that
 // a connection ends soon after its last response; bans and the connection limiter are off so
 // thousands of malformed requests from 127.0.0.1 keep reaching the pipeline.
 const fzConfig = `[listen]
 https = "127.0.0.1:0"
 http = "127.0.0.1:0"
 http_mode = "serve"
+h2c = false
 admin = ""
 http3 = false
 

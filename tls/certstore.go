@@ -15,6 +15,7 @@ type certStore struct {
 	wildcard map[string][]*stdtls.Certificate // "example.com" for "*.example.com"
 	def      *stdtls.Certificate
 	defEntry *certEntry
+	ids      map[*stdtls.Certificate]*Identity // the names each certificate is valid for
 }
 
 // sniMatch says how a certificate was selected, for the counters.
@@ -43,8 +44,10 @@ func newCertStore(entries []*certEntry, defaultCert string) (*certStore, error) 
 		entries:  entries,
 		exact:    make(map[string][]*stdtls.Certificate),
 		wildcard: make(map[string][]*stdtls.Certificate),
+		ids:      make(map[*stdtls.Certificate]*Identity, len(entries)),
 	}
 	for _, e := range entries {
+		s.ids[e.cert] = newIdentity(e.cert, e.names)
 		for _, n := range e.names {
 			if rest, ok := strings.CutPrefix(n, "*."); ok {
 				s.wildcard[rest] = append(s.wildcard[rest], e.cert)

@@ -7,7 +7,8 @@ import (
 
 // FuzzCertLookup checks the SNI index against crypto/x509's own host-name
 // matching (the slow path): a name the store covers verifies against the
-// selected certificate, and a name some certificate verifies for is covered.
+// selected certificate, and a name some certificate verifies for is covered;
+// and each certificate's Identity covers exactly the names x509 verifies.
 func FuzzCertLookup(f *testing.F) {
 	ca := newTestCA(f)
 	dir := f.TempDir()
@@ -50,6 +51,15 @@ func FuzzCertLookup(f *testing.F) {
 		}
 		if verifies && !covered {
 			t.Fatalf("x509 verifies %q but the store does not cover it", name)
+		}
+		// Each certificate's Identity agrees with x509 on the canonical (lower-case, no trailing
+		// dot) names the pipeline asks about.
+		if canon := normalizeHost(name); canon == name && canon != "" {
+			for _, e := range entries {
+				if got, want := s.ids[e.cert].Covers(name), e.cert.Leaf.VerifyHostname(name) == nil; got != want {
+					t.Fatalf("Identity(%v).Covers(%q) = %v, x509 says %v", e.cert.Leaf.DNSNames, name, got, want)
+				}
+			}
 		}
 	})
 }

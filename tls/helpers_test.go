@@ -56,6 +56,7 @@ func newTestCA(t testing.TB) *testCA {
 // leafOpts describes a leaf certificate to issue.
 type leafOpts struct {
 	names    []string
+	ips      []net.IP
 	keyType  string // "ecdsa" (default), "rsa", "ed25519"
 	serial   int64
 	notAfter time.Time // default: +90 days
@@ -96,6 +97,7 @@ func (ca *testCA) issue(t testing.TB, o leafOpts) (certPEM, keyPEM []byte, leaf 
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     o.names,
+		IPAddresses:  o.ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {

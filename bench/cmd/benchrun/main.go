@@ -51,6 +51,7 @@ type bench struct {
 	profiles              []profile
 	instr                 []instrSample
 	notes                 []string
+	compression           string // the response-compression section (compression.go)
 	started               time.Time
 	loadBefore, loadAfter string
 }
@@ -84,7 +85,14 @@ func main() {
 	hsDur := flag.Duration("hs-d", 0, "run time per handshake target (0: 1s quick, 3s full)")
 	dur := flag.Duration("d", 0, "run time per arm and cell (0: 1.5s quick, 5s full)")
 	only := flag.String("cells", "", "comma-separated cell keys to run (e.g. h1tls/56,h3/56); empty: the mode's set")
+	compressionOnly := flag.Bool("compression-only", false, "measure only the response-compression section and splice it into -out/latest.md")
 	flag.Parse()
+	if *compressionOnly {
+		if err := runCompressionOnly(b.repo, b.out); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if b.mode != "quick" && b.mode != "full" {
 		fatal(fmt.Errorf("benchrun: -mode must be quick or full, got %q", b.mode))
 	}
@@ -177,6 +185,11 @@ func (b *bench) run() error {
 	b.profile()
 	if b.mode == "full" {
 		b.callgrind()
+	}
+	if s, err := compressionSection(b.repo, b.commit()); err != nil {
+		b.note("response compression not measured: %v", err)
+	} else {
+		b.compression = s
 	}
 	b.loadAfter = loadavg()
 	return b.writeResults()

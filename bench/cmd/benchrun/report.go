@@ -231,6 +231,7 @@ func (b *bench) markdown() string {
 	}
 	b.rssTable(p)
 	b.hsTable(p)
+	w.WriteString(b.compression)
 	b.profileSection(p)
 	return w.String()
 }
