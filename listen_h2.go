@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	stdtls "crypto/tls"
+	"net"
 	"net/http"
 
 	"golang.org/x/net/http2"
@@ -44,4 +45,41 @@ func (s *Server) serveH2(srv *http.Server) {
 		// An abort may still be sending its GOAWAY; net/http closes the *tls.Conn when this returns.
 		g.Wait()
 	}
+	if srv.Protocols == nil || !srv.Protocols.UnencryptedHTTP2() {
+		return
+	}
+	// h2c with prior knowledge (listen.h2c): net/http recognises the preface on the cleartext
+	// listener, reads it, and hands the connection over under this key, wrapped in a *tls.Conn that
+	// only carries it. It gets the same tap and budget as HTTP/2 over TLS.
+	srv.TLSNextProto[unencryptedHTTP2] = func(hs *http.Server, tc *stdtls.Conn, h http.Handler) {
+		u, ok := tc.NetConn().(interface{ UnencryptedNetConn() net.Conn })
+		if !ok {
+			go tc.Close()
+			return
+		}
+		nc := u.UnencryptedNetConn()
+		live := liveOf(nc)
+		if live == nil {
+			live = &liveConn{addr: remoteAddr(nc.RemoteAddr().String()), conn: nc}
+		}
+		opts := s.h2Options(live)
+		opts.PrefaceRead = true
+		g := h2guard.NewConn(nc, opts)
+		live.h2.Store(g)
+		var ctx context.Context
+		if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
+			ctx = bc.BaseContext()
+		}
+		// Served through plainConn: the guard reports a TLS state, which the HTTP/2 server would
+		// check (and refuse as too old) on a connection that has none.
+		h2s.ServeConn(plainConn{g}, &http2.ServeConnOpts{Context: ctx, Handler: h, BaseConfig: hs, SawClientPreface: true})
+		g.Wait()
+	}
 }
+
+// plainConn hides every method of a connection but net.Conn's.
+type plainConn struct{ net.Conn }
+
+// unencryptedHTTP2 is the TLSNextProto key under which net/http hands over a cleartext connection
+// that began with the HTTP/2 preface (it names no TLS protocol).
+const unencryptedHTTP2 = "unencrypted_http2"

@@ -224,6 +224,9 @@ func (s *Server) Start() error {
 		}
 		if sp.name == "http" {
 			srv.ConnState = s.connState
+			if srv.Protocols.UnencryptedHTTP2() {
+				s.serveH2(srv) // h2c through the same h2guard tap as HTTP/2 over TLS
+			}
 		}
 		if sp.tls {
 			srv.ConnContext = tcpConnContext

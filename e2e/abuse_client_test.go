@@ -29,7 +29,7 @@ const (
 // asks for, as an attacker would, and reads what the server sends on one goroutine.
 type rawH2 struct {
 	t    testing.TB
-	conn *stdtls.Conn
+	conn net.Conn
 	fr   *http2.Framer
 	wmu  sync.Mutex
 	hb   bytes.Buffer
@@ -54,13 +54,28 @@ func dialRawH2(t testing.TB, addr, src string) *rawH2 {
 	if src != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(src)}
 	}
-	conn, err := stdtls.DialWithDialer(d, "tcp", addr, &stdtls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+	tc, err := stdtls.DialWithDialer(d, "tcp", addr, &stdtls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 	if err != nil {
 		t.Fatalf("dial %s from %s: %v", addr, src, err)
 	}
-	if p := conn.ConnectionState().NegotiatedProtocol; p != "h2" {
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
 		t.Fatalf("ALPN: got %q, want h2", p)
 	}
+	return startRawH2(t, tc, addr)
+}
+
+// dialRawH2C is dialRawH2 over cleartext TCP with prior knowledge (h2c).
+func dialRawH2C(t testing.TB, addr string) *rawH2 {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	return startRawH2(t, conn, addr)
+}
+
+func startRawH2(t testing.TB, conn net.Conn, addr string) *rawH2 {
+	t.Helper()
 	c := &rawH2{t: t, conn: conn, host: addr, statuses: map[uint32]string{}, bodies: map[uint32]string{},
 		ended: map[uint32]bool{}, closed: make(chan struct{})}
 	c.fr = http2.NewFramer(conn, conn)

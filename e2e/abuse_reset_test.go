@@ -160,6 +160,35 @@ func TestAbuseGlitchBudget(t *testing.T) {
 	}
 }
 
+// TestAbuseRapidResetH2C: HTTP/2 with prior knowledge on the cleartext listener (listen.h2c in
+// serve mode) passes through the same glitch budget as HTTP/2 over TLS.
+func TestAbuseRapidResetH2C(t *testing.T) {
+	const budget = 20
+	_, route := abuseBackend(t, 5*time.Second)
+	e := startEdgeListen(t, testListen+"http_mode = \"serve\"\nh2c = true\n", fmt.Sprintf("[server.abuse]\nglitch_budget = %d\n", budget)+route)
+	att := dialRawH2C(t, e.Addr("http").String())
+	go func() {
+		for id := uint32(1); ; id += 2 {
+			if att.requestAndReset(id, "/attack") != nil {
+				return
+			}
+		}
+	}()
+	if !att.waitClosed(10 * time.Second) {
+		t.Fatal("flooding h2c connection still open")
+	}
+	ga := att.firstGoAway()
+	if ga == nil || ga.ErrCode != http2.ErrCodeEnhanceYourCalm {
+		if ga != nil {
+			t.Fatalf("GOAWAY: got %v %q (last stream %d), want ENHANCE_YOUR_CALM", ga.ErrCode, ga.DebugData(), ga.LastStreamID)
+		}
+		t.Fatal("no GOAWAY")
+	}
+	if got := int((ga.LastStreamID + 1) / 2); got < budget+1 || got > budget+3 {
+		t.Errorf("streams accepted: got %d, want %d to %d", got, budget+1, budget+3)
+	}
+}
+
 // TestAbuseGlitchRatio: a client that resets every other stream before its response, and waits for
 // the responses of the others, crosses a budget whose glitch_ratio is below one half and never one
 // whose ratio is above. The reset requests go to a slow path, so their responses cannot begin

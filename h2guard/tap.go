@@ -12,6 +12,10 @@ type Options struct {
 	// MaxStreams bounds the streams tracked at once (and the table's memory, 5 bytes a slot at
 	// most twice this many slots). Streams opened beyond it are not tracked. 0: DefaultMaxStreams.
 	MaxStreams int
+	// PrefaceRead says the client's connection preface was already consumed before the tap saw the
+	// connection (HTTP/2 with prior knowledge on a cleartext listener, whose server reads the preface
+	// to recognise the protocol): the first client byte is a frame header.
+	PrefaceRead bool
 	// OnGlitch, when set, is called for every glitch, with the tap's lock held: it must be quick
 	// and must not call back into the connection (the root counts metrics with it).
 	OnGlitch func(Kind)
@@ -62,7 +66,9 @@ func (t *Tap) init(opts Options) {
 		opts.MaxStreams = DefaultMaxStreams
 	}
 	t.opts = opts
-	t.client.skip = len(ClientPreface)
+	if !opts.PrefaceRead {
+		t.client.skip = len(ClientPreface)
+	}
 	t.streams.max = opts.MaxStreams
 }
 
