@@ -42,8 +42,13 @@ func init() {
 }
 
 // detectSQLi is the "sqli" detector: package sqli's analyser, with the
-// evaluation's token buffer.
-func detectSQLi(st *evalState, _ *Rule, b []byte) (int, int, bool) { return st.sqli.Detect(b) }
+// evaluation's token buffer, behind its one-pass fast path.
+func detectSQLi(st *evalState, _ *Rule, b []byte) (int, int, bool) {
+	if !sqli.MayMatch(b) {
+		return 0, 0, false
+	}
+	return st.sqli.Detect(b)
+}
 
 // detectSQLOpenCall is the "sql_open_call" detector: a value ending in a bare
 // SQL function call (sqli.OpenCall).

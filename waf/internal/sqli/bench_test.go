@@ -25,7 +25,7 @@ func BenchmarkDetect(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(v)))
 			for b.Loop() {
-				sc.Detect(v)
+				detect(sc, v)
 			}
 		})
 	}

@@ -10,19 +10,12 @@ type Scanner struct {
 }
 
 // Detect reports whether b holds SQL injection and, if so, the span that
-// shows it. A value with '+' and no blank may be form-encoded where the
-// caller did not form-decode it (cookie values, which PHP decodes with '+'
-// as a space): it is analysed a second time with '+' read as a space.
+// shows it: the full analysis. A value with '+' and no blank may be
+// form-encoded where the caller did not form-decode it (cookie values,
+// which PHP decodes with '+' as a space): it is analysed a second time with
+// '+' read as a space. Callers on a hot path ask MayMatch first: when it
+// reports false, Detect finds nothing.
 func (s *Scanner) Detect(b []byte) (start, end int, ok bool) {
-	if !mayMatch(b) {
-		return 0, 0, false
-	}
-	return s.detectAll(b)
-}
-
-// detectAll is Detect without the fast path: b, then b with '+' read as a
-// space.
-func (s *Scanner) detectAll(b []byte) (int, int, bool) {
 	if st, e, ok := s.detectOnce(b); ok {
 		return st, e, true
 	}
@@ -40,8 +33,8 @@ func (s *Scanner) detectAll(b []byte) (int, int, bool) {
 	return s.detectOnce(c)
 }
 
-// mayMatch reports whether some pattern could fire on b or on b with '+'
-// read as a space. When it reports false, detectOnce finds nothing in
+// MayMatch reports whether some pattern could fire on b or on b with '+'
+// read as a space. When it reports false, Detect finds nothing in
 // either, so benign text costs one pass over its bytes and, for most words,
 // one table lookup (startLens).
 //
@@ -52,7 +45,7 @@ func (s *Scanner) detectAll(b []byte) (int, int, bool) {
 // "&&"; a variable starting "@@"; an identifier naming a strong function or
 // a catalogue (strongFunc, schemaWord). Quotes, "||", "&&" and "@@" are
 // looked for as bytes. An identifier token is the whole run of isIdent
-// bytes from its first byte, an isIdentStart byte, and mayMatch looks up
+// bytes from its first byte, an isIdentStart byte, and MayMatch looks up
 // every such run that does not continue an earlier one from an isIdentStart
 // byte. That covers every identifier token of every scan: a scan starts at
 // 0, after a quote or at a token start of its previous window, and a token
@@ -61,7 +54,7 @@ func (s *Scanner) detectAll(b []byte) (int, int, bool) {
 // end on a quote, "*/", a newline or digits of "/*!50000"; every other
 // token is punctuation outside the run). Reading '+' as a space changes
 // none of this: neither byte is an isIdent byte, a quote, '|', '&' or '@'.
-func mayMatch(b []byte) bool {
+func MayMatch(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		k := byteClass[c]
@@ -86,7 +79,7 @@ func mayMatch(b []byte) bool {
 	return false
 }
 
-// Byte classes of mayMatch.
+// Byte classes of MayMatch.
 const (
 	scIdentStart = 1 << iota // isIdentStart
 	scIdent                  // isIdent
@@ -424,7 +417,7 @@ func (m *matcher) checkBreak() (int, int, bool) {
 }
 
 // kwStartsPattern reports whether checkKeyword has a case for keyword class
-// kw; mayMatch relies on it.
+// kw; MayMatch relies on it.
 func kwStartsPattern(kw byte) bool {
 	switch kw {
 	case kwUnion, kwSelect, kwStmt, kwWaitfor, kwSet, kwInto, kwOrderGroup, kwHaving, kwCase:

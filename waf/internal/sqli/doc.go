@@ -9,11 +9,11 @@
 // call, an injection probe.
 //
 // It is pure code over bytes: no I/O, no state but the token buffer a
-// Scanner reuses, no dependency on the WAF engine, which calls Detect for
-// its "sqli" detector and OpenCall for "sql_open_call". A fast path
-// (mayMatch) rules out, in one pass over the bytes, the values no pattern
-// can match; TestDifferential and FuzzDifferential hold it exact against
-// the full analysis.
+// Scanner reuses, no dependency on the WAF engine, which calls MayMatch and
+// then Detect for its "sqli" detector, and OpenCall for "sql_open_call".
+// MayMatch is the fast path: it rules out, in one pass over the bytes, the
+// values no pattern can match; TestDifferential and FuzzDifferential hold it
+// exact against the full analysis.
 //
 // Concurrency: the word tables are built at package initialisation and
 // only read after; a Scanner must not be shared between goroutines.

@@ -52,7 +52,7 @@ func TestDetect(t *testing.T) {
 		{"a+b+c", false},
 		{"dGVzdCtvcisxPTE+aGk=", false},
 	} {
-		if _, _, got := sc.Detect([]byte(c.in)); got != c.want {
+		if _, _, got := detect(sc, []byte(c.in)); got != c.want {
 			t.Errorf("Detect(%q): got %v, want %v", c.in, got, c.want)
 		}
 	}
@@ -114,8 +114,8 @@ func TestDetectAllocs(t *testing.T) {
 	}
 	sc := &Scanner{}
 	b := []byte("x+y+'+or+'a'='a")
-	sc.Detect(b)
-	if n := testing.AllocsPerRun(100, func() { sc.Detect(b) }); n != 0 {
+	detect(sc, b)
+	if n := testing.AllocsPerRun(100, func() { detect(sc, b) }); n != 0 {
 		t.Errorf("got %v allocs per call, want 0", n)
 	}
 }
@@ -227,11 +227,20 @@ func loadCorpusValues(tb testing.TB) []string {
 	return out
 }
 
+// detect is the analysis as the WAF runs it: the MayMatch fast path, then
+// Detect.
+func detect(sc *Scanner, b []byte) (int, int, bool) {
+	if !MayMatch(b) {
+		return 0, 0, false
+	}
+	return sc.Detect(b)
+}
+
 // diff compares the analyser with its full analysis on v (without the
-// mayMatch fast path, which must never hide a match).
+// MayMatch fast path, which must never hide a match).
 func diff(sc *Scanner, v []byte) (got, want [3]int, same bool) {
-	s, e, ok := sc.Detect(v)
-	rs, re, rok := sc.detectAll(v)
+	s, e, ok := detect(sc, v)
+	rs, re, rok := sc.Detect(v)
 	got = [3]int{s, e, b2i(ok)}
 	want = [3]int{rs, re, b2i(rok)}
 	return got, want, got == want
@@ -247,7 +256,7 @@ func b2i(b bool) int {
 // edgeCases are values where an identifier token starts somewhere
 // unusual (after "/*!50000", a lone '.', a digit, a '+' of "1e+", an
 // unterminated string), long identifiers around the 48-byte cut, and the
-// byte pairs mayMatch looks for.
+// byte pairs MayMatch looks for.
 var edgeCases = []string{
 	"/*!50000union*/ select 1", "/*!50000select*/ 1", "x/*!12345union all select 1", ".union select 1",
 	"( .union select 1", "4union select 1", "1e+union+select+1", "1e-union select 1", "`a`union select 1",
@@ -263,7 +272,7 @@ var edgeCases = []string{
 
 // TestDifferential: on the edge cases, and on every corpus value in its
 // own case and lower and upper-cased, the analyser gives the verdict and
-// span of its full analysis: mayMatch rules out only values nothing
+// span of its full analysis: MayMatch rules out only values nothing
 // matches.
 func TestDifferential(t *testing.T) {
 	sc := &Scanner{}
@@ -280,7 +289,7 @@ func TestDifferential(t *testing.T) {
 	for _, s := range vals {
 		for _, v := range [...]string{s, strings.ToLower(s), strings.ToUpper(s)} {
 			n++
-			if !mayMatch([]byte(v)) {
+			if !MayMatch([]byte(v)) {
 				fast++
 			}
 			got, want, same := diff(sc, []byte(v))
@@ -293,10 +302,10 @@ func TestDifferential(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d values (%d distinct corpus strings): %d matched, %d ruled out by mayMatch, %d differences", n, len(vals), matched, fast, diffs)
+	t.Logf("%d values (%d distinct corpus strings): %d matched, %d ruled out by MayMatch, %d differences", n, len(vals), matched, fast, diffs)
 }
 
-// FuzzDifferential: mayMatch never rules out a value the full
+// FuzzDifferential: MayMatch never rules out a value the full
 // analysis matches.
 func FuzzDifferential(f *testing.F) {
 	for _, c := range benchCases {
@@ -335,8 +344,8 @@ func TestFastPathAllocs(t *testing.T) {
 	sc := &Scanner{}
 	for _, c := range benchCases {
 		b := []byte(c.in)
-		sc.Detect(b)
-		if n := testing.AllocsPerRun(100, func() { sc.Detect(b) }); n != 0 {
+		detect(sc, b)
+		if n := testing.AllocsPerRun(100, func() { detect(sc, b) }); n != 0 {
 			t.Errorf("Detect(%q): got %v allocs per call, want 0", c.in, n)
 		}
 	}

@@ -129,7 +129,7 @@ const (
 	swLogic     = 1 << iota // and, or, xor
 	swDangerous             // in dangerousFuncs
 	swStrong                // in strongFuncs
-	swStarts                // can start a pattern without a quote: see mayMatch
+	swStarts                // can start a pattern without a quote: see MayMatch
 )
 
 // wordBits sizes the open-addressing table of words (160 words in
