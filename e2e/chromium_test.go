@@ -38,7 +38,7 @@ func findChromium(t *testing.T) string {
 // the DOM it dumps once the page has loaded.
 func runChromium(t *testing.T, browser, url string, flags ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
@@ -54,13 +54,10 @@ func runChromium(t *testing.T, browser, url string, flags ...string) []byte {
 	return dom
 }
 
-// TestChromiumPostQuantum: a real browser (Debian's Chromium) negotiates X25519MLKEM768 with edge
-// over HTTP/2 and over HTTP/3, and the backend sees its JA4 with the right transport prefix.
-func TestChromiumPostQuantum(t *testing.T) {
-	browser := findChromium(t)
-	e := startEdge(t, echoRoute)
-	addr := e.Addr("https").String()
-	// The browser trusts the edge's self-signed certificate by its public key, as served.
+// servedSPKIFlag is the Chromium flag that makes it trust the certificate edge serves on addr (its
+// self-signed one) by its public key.
+func servedSPKIFlag(t *testing.T, addr string) string {
+	t.Helper()
 	conn, err := stdtls.Dial("tcp", addr, &stdtls.Config{InsecureSkipVerify: true})
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +65,16 @@ func TestChromiumPostQuantum(t *testing.T) {
 	leaf := conn.ConnectionState().PeerCertificates[0]
 	conn.Close()
 	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
+	return "--ignore-certificate-errors-spki-list=" + base64.StdEncoding.EncodeToString(spki[:])
+}
+
+// TestChromiumPostQuantum: a real browser (Debian's Chromium) negotiates X25519MLKEM768 with edge
+// over HTTP/2 and over HTTP/3, and the backend sees its JA4 with the right transport prefix.
+func TestChromiumPostQuantum(t *testing.T) {
+	browser := findChromium(t)
+	e := startEdge(t, echoRoute)
+	addr := e.Addr("https").String()
+	spki := servedSPKIFlag(t, addr)
 	for _, tc := range []struct {
 		proto, ja4Prefix string
 		flags            []string
@@ -76,7 +83,7 @@ func TestChromiumPostQuantum(t *testing.T) {
 		{"h3", "q13", []string{"--enable-quic", "--origin-to-force-quic-on=" + addr}},
 	} {
 		t.Run(tc.proto, func(t *testing.T) {
-			flags := append([]string{"--ignore-certificate-errors-spki-list=" + base64.StdEncoding.EncodeToString(spki[:])}, tc.flags...)
+			flags := append([]string{spki}, tc.flags...)
 			dom := string(runChromium(t, browser, "https://"+addr+"/browser", flags...))
 			start, end := strings.Index(dom, "{"), strings.LastIndex(dom, "}")
 			if start < 0 || end < start {

@@ -19,6 +19,7 @@ type clientConfig struct {
 	groups     []stdtls.CurveID
 	serverName string
 	cert       *stdtls.Certificate
+	raw        bool // no Accept-Encoding of its own, bodies not decoded
 }
 
 // from makes the client connect from the loopback address src, one connection per request
@@ -38,7 +39,12 @@ func clientCert(cert *stdtls.Certificate) clientOption {
 	return func(c *clientConfig) { c.cert = cert }
 }
 
-// client returns an HTTP client for proto ("h1", "h2" or "h3") that does not verify the edge's
+// rawCoding makes the client never ask for or decode a content coding by itself: what it sends in
+// Accept-Encoding is what the request sets, and the body is read as sent. It applies to h3 too.
+func rawCoding() clientOption { return func(c *clientConfig) { c.raw = true } }
+
+// client returns an HTTP client for proto ("h1", "h2", "h3", or "h2c": HTTP/2 with prior knowledge
+// over cleartext) that does not verify the edge's
 // self-signed certificate and does not follow redirects. Options apply to h1 and h2 (and those
 // that say so to h3).
 func client(proto string, opts ...clientOption) *http.Client {
@@ -52,13 +58,16 @@ func client(proto string, opts ...clientOption) *http.Client {
 		tlsCfg.Certificates = []stdtls.Certificate{*cc.cert}
 	}
 	if proto == "h3" {
-		return &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirect, Transport: &http3.Transport{TLSClientConfig: tlsCfg}}
+		return &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirect, Transport: &http3.Transport{TLSClientConfig: tlsCfg, DisableCompression: cc.raw}}
 	}
-	tr := &http.Transport{TLSClientConfig: tlsCfg}
+	tr := &http.Transport{TLSClientConfig: tlsCfg, DisableCompression: cc.raw}
 	var p http.Protocols
-	if proto == "h2" {
+	switch proto {
+	case "h2":
 		p.SetHTTP2(true)
-	} else {
+	case "h2c":
+		p.SetUnencryptedHTTP2(true)
+	default:
 		p.SetHTTP1(true)
 	}
 	tr.Protocols = &p

@@ -1,8 +1,9 @@
-package edge
+package e2e_test
 
 import (
 	"bufio"
 	"bytes"
+	"edge"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -121,7 +122,7 @@ mode = "detect"
 
 // get sends GET (or method) path with Accept-Encoding ae (none when ""), and returns the response
 // with its raw (still encoded) body.
-func getEncoded(t *testing.T, e *browserTestEdge, proto, method, path, ae string, hdr ...string) (*http.Response, []byte) {
+func getEncoded(t *testing.T, e *testEdge, proto, method, path, ae string, hdr ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(method, e.protoURL(proto, path), nil)
 	if ae != "" {
@@ -130,7 +131,7 @@ func getEncoded(t *testing.T, e *browserTestEdge, proto, method, path, ae string
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := rawClient(proto).Do(req)
+	resp, err := client(proto, rawCoding()).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func getEncoded(t *testing.T, e *browserTestEdge, proto, method, path, ae string
 // HTTP/1.1, HTTP/2, HTTP/3 and h2c alike; the encoded body decodes to the backend's.
 func TestCompressionNegotiation(t *testing.T) {
 	origin := compressionOrigin(t, nil)
-	e := browserEdge(t, compressionConfig(origin.Listener.Addr().String(), ""))
+	e := startEdgeListen(t, serveListen, compressionConfig(origin.Listener.Addr().String(), ""))
 	tests := []struct {
 		name, ae, want string
 	}{
@@ -200,7 +201,7 @@ func TestCompressionNegotiation(t *testing.T) {
 					t.Errorf("%s: %d bytes from %d", ce, len(body), len(compressPage))
 				}
 				rid := resp.Header.Get("Edge-Request-Id")
-				if !waitUntil(func() bool {
+				if !eventually(func() bool {
 					for _, line := range strings.Split(e.access.String(), "\n") {
 						if strings.Contains(line, rid) {
 							return strings.Contains(line, `"content_encoding":"`+ce+`"`)
@@ -222,7 +223,7 @@ const MaxAcceptElementsForTest = 32
 // encoded, no-transform, too small, an image, a HEAD, a route that turns compression off.
 func TestCompressionNever(t *testing.T) {
 	origin := compressionOrigin(t, nil)
-	e := browserEdge(t, compressionConfig(origin.Listener.Addr().String(), ""))
+	e := startEdgeListen(t, serveListen, compressionConfig(origin.Listener.Addr().String(), ""))
 	const ae = "gzip, deflate, br, zstd"
 	for _, proto := range browserProtos {
 		t.Run(proto, func(t *testing.T) {
@@ -274,14 +275,14 @@ func TestCompressionNever(t *testing.T) {
 func TestCompressionStreaming(t *testing.T) {
 	next := make(chan struct{}, 1)
 	origin := compressionOrigin(t, next)
-	e := browserEdge(t, compressionConfig(origin.Listener.Addr().String(), ""))
+	e := startEdgeListen(t, serveListen, compressionConfig(origin.Listener.Addr().String(), ""))
 	for _, proto := range browserProtos {
 		for _, coding := range []string{"zstd", "br", "gzip"} {
 			t.Run(proto+"/"+coding, func(t *testing.T) {
 				req, _ := http.NewRequest("GET", e.protoURL(proto, "/events"), nil)
 				req.Header.Set("Accept-Encoding", coding)
 				next <- struct{}{} // the first event is sent at once
-				resp, err := rawClient(proto).Do(req)
+				resp, err := client(proto, rawCoding()).Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -317,7 +318,7 @@ func TestCompressionConfig(t *testing.T) {
 	origin := compressionOrigin(t, nil)
 	addr := origin.Listener.Addr().String()
 	const browser = "gzip, deflate, br, zstd"
-	size := func(t *testing.T, e *browserTestEdge, ae string) int {
+	size := func(t *testing.T, e *testEdge, ae string) int {
 		resp, body := getEncoded(t, e, "h2", "GET", "/page.html", ae)
 		if resp.Header.Get("Content-Encoding") == "" {
 			t.Fatalf("%s: not encoded", ae)
@@ -340,7 +341,7 @@ func TestCompressionConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := browserEdge(t, tc.section+compressionConfig(addr, tc.route))
+			e := startEdgeListen(t, serveListen, tc.section+compressionConfig(addr, tc.route))
 			resp, _ := getEncoded(t, e, "h1", "GET", tc.path, tc.ae)
 			if got := resp.Header.Get("Content-Encoding"); got != tc.want {
 				t.Errorf("Content-Encoding %q, want %q", got, tc.want)
@@ -355,8 +356,8 @@ func TestCompressionConfig(t *testing.T) {
 	}
 	for _, l := range levels {
 		t.Run(l.key, func(t *testing.T) {
-			lo := size(t, browserEdge(t, "[compression]\n"+l.key+" = "+l.low+"\n"+compressionConfig(addr, "")), l.ae)
-			hi := size(t, browserEdge(t, "[compression]\n"+l.key+" = "+l.high+"\n"+compressionConfig(addr, "")), l.ae)
+			lo := size(t, startEdgeListen(t, serveListen, "[compression]\n"+l.key+" = "+l.low+"\n"+compressionConfig(addr, "")), l.ae)
+			hi := size(t, startEdgeListen(t, serveListen, "[compression]\n"+l.key+" = "+l.high+"\n"+compressionConfig(addr, "")), l.ae)
 			if hi >= lo {
 				t.Errorf("%s %s: %d bytes, %s: %d bytes; want the higher level smaller", l.key, l.low, lo, l.high, hi)
 			}
@@ -366,7 +367,7 @@ func TestCompressionConfig(t *testing.T) {
 
 // TestCompressionConfigProblems: bad values are reported with their key paths.
 func TestCompressionConfigProblems(t *testing.T) {
-	src := browserListen + `
+	src := testListen + `
 [compression]
 algorithms = ["zstd", "deflate"]
 gzip_level = 10
@@ -377,7 +378,7 @@ backend = "builtin:echo"
 [routes.compression]
 min_size_bytes = -1
 `
-	_, problems := Load("t.toml", []byte(src))
+	_, problems := edge.Load("t.toml", []byte(src))
 	got := problems.Err().Error()
 	for _, want := range []string{"compression.algorithms[1]", "compression.gzip_level", "compression.types", "routes[0].compression.min_size_bytes"} {
 		if !strings.Contains(got, want) {

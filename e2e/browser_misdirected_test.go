@@ -1,10 +1,9 @@
-package edge
+package e2e_test
 
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	stdtls "crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -18,8 +17,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/quic-go/quic-go/http3"
 )
 
 // writeTestCert writes a self-signed ECDSA certificate for names into dir/base.crt and .key.
@@ -51,11 +48,11 @@ func writeTestCert(t *testing.T, dir, base string, names ...string) (certFile, k
 
 // misdirectedEdge serves two certificates — a.example, and b.example with *.shared.example — and
 // routes everything to the echo backend, strict.shared.example with strict_sni.
-func misdirectedEdge(t *testing.T, extra string) *browserTestEdge {
+func misdirectedEdge(t *testing.T, extra string) *testEdge {
 	dir := t.TempDir()
 	aCrt, aKey := writeTestCert(t, dir, "a", "a.example")
 	bCrt, bKey := writeTestCert(t, dir, "b", "b.example", "*.shared.example")
-	return browserEdge(t, fmt.Sprintf(`%s
+	return startEdgeListen(t, serveListen, fmt.Sprintf(`%s
 [ratelimit.connections]
 enabled = false
 [[tls.certificates]]
@@ -75,20 +72,6 @@ strict_sni = true
 name = "all"
 backend = "builtin:echo"
 `, extra, aCrt, aKey, bCrt, bKey))
-}
-
-// sniClient is a client for proto whose TLS connections send sni ("" none) and are reused for
-// every request whatever its Host: what a client that coalesces connections does.
-func sniClient(proto, sni string) *http.Client {
-	tlsCfg := &stdtls.Config{ServerName: sni, InsecureSkipVerify: true}
-	c := rawClient(proto)
-	switch tr := c.Transport.(type) {
-	case *http.Transport:
-		tr.TLSClientConfig = tlsCfg
-	case *http3.Transport:
-		tr.TLSClientConfig = tlsCfg
-	}
-	return c
 }
 
 // TestMisdirected: a request whose Host the connection's certificate (chosen by its SNI) does not
@@ -117,7 +100,7 @@ func TestMisdirected(t *testing.T) {
 				req, _ := http.NewRequest("GET", e.url("https", "/"), nil)
 				req.Host = tc.host
 				req.Header.Set("Accept", apiAccept)
-				resp, err := sniClient(proto, tc.sni).Do(req)
+				resp, err := client(proto, rawCoding(), sni(tc.sni)).Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -136,7 +119,7 @@ func TestMisdirected(t *testing.T) {
 			if proto == "h1" {
 				t.Skip("HTTP/1.1 clients do not share a connection between hosts")
 			}
-			c := sniClient(proto, "b.example")
+			c := client(proto, rawCoding(), sni("b.example"))
 			var statuses []int
 			reused := 0
 			for _, host := range []string{"b.example", "a.example", "x.shared.example"} {
@@ -167,7 +150,7 @@ func TestMisdirected(t *testing.T) {
 	// Cleartext has no certificate: nothing is misdirected.
 	req, _ := http.NewRequest("GET", e.url("http", "/"), nil)
 	req.Host = "strict.shared.example"
-	resp, err := rawClient("h2c").Do(req)
+	resp, err := client("h2c", rawCoding()).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +158,7 @@ func TestMisdirected(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("h2c: %d, want 200", resp.StatusCode)
 	}
-	if !waitUntil(func() bool { return strings.Contains(e.access.String(), `"reason":"misdirected"`) }) {
+	if !eventually(func() bool { return strings.Contains(e.access.String(), `"reason":"misdirected"`) }) {
 		t.Error("access log has no misdirected reason")
 	}
 }
@@ -190,7 +173,7 @@ func TestMisdirectedOff(t *testing.T) {
 	}{{"b.example", 200}, {"strict.shared.example", 421}} {
 		req, _ := http.NewRequest("GET", e.url("https", "/"), nil)
 		req.Host = tc.host
-		resp, err := sniClient("h2", "a.example").Do(req)
+		resp, err := client("h2", rawCoding(), sni("a.example")).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,28 +181,5 @@ func TestMisdirectedOff(t *testing.T) {
 		if resp.StatusCode != tc.want {
 			t.Errorf("Host %s over SNI a.example: %d, want %d", tc.host, resp.StatusCode, tc.want)
 		}
-	}
-}
-
-// TestMisdirectedAllocBudget: the two 421 stages cost a request that passes them nothing.
-func TestMisdirectedAllocBudget(t *testing.T) {
-	if testing.Short() || browserRace {
-		t.Skip("allocation budgets are checked without -race")
-	}
-	e := misdirectedEdge(t, "")
-	snap := e.snap.Load()
-	strict := snap.table.Match("strict.shared.example", "/", "GET", func(string) string { return "" })
-	if strict == nil || !snap.browser.routes[strict.Index].strictSNI {
-		t.Fatal("no strict route")
-	}
-	ex := &exchange{snap: snap, host: "strict.shared.example", rt: strict,
-		conn: &connFacts{id: e.term.IdentityFor("strict.shared.example")}}
-	ex.conn.tls.SNI = "Strict.Shared.Example."
-	if n := testing.AllocsPerRun(100, func() {
-		if misdirected(ex).denied() || strictSNI(ex).denied() {
-			t.Fatal("denied")
-		}
-	}); n != 0 {
-		t.Errorf("%v allocations per request, want 0", n)
 	}
 }

@@ -1,69 +1,23 @@
-package edge
+package e2e_test
 
 import (
 	"bytes"
-	"context"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/html"
 )
 
-// browserChromium returns Debian's Chromium, skipping the test when it is missing, except under
-// CI (env CI set), which installs it.
-func browserChromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"/usr/bin/chromium", "chromium"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed; CI must install the Debian package chromium")
-	}
-	t.Skip("chromium not installed; apt-get install -y chromium")
-	return ""
-}
-
 // chromiumDOM loads url in headless Chromium, trusting edge's self-signed certificate by its key,
 // and returns the DOM after the page's scripts ran.
-func chromiumDOM(t *testing.T, browser string, e *browserTestEdge, url string, flags ...string) *html.Node {
+func chromiumDOM(t *testing.T, browser string, e *testEdge, url string, flags ...string) *html.Node {
 	t.Helper()
-	ss, err := ensureSelfSigned(e.cfg.stateDir(), time.Now())
-	if err != nil || ss.created {
-		t.Fatalf("the served certificate was not in the state directory: %v", err)
-	}
-	leaf, err := x509.ParseCertificate(ss.cert.Leaf.Raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spki := sha256.Sum256(leaf.RawSubjectPublicKeyInfo)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=3000",
-		"--ignore-certificate-errors-spki-list=" + base64.StdEncoding.EncodeToString(spki[:]),
-		"--dump-dom"}, flags...)
-	cmd := exec.CommandContext(ctx, browser, append(args, url)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Env = append(os.Environ(), "DBUS_SESSION_BUS_ADDRESS=disabled:")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, stderr.String())
-	}
-	doc, err := html.Parse(bytes.NewReader(out))
+	flags = append([]string{"--virtual-time-budget=3000", servedSPKIFlag(t, e.Addr("https").String())}, flags...)
+	doc, err := html.Parse(bytes.NewReader(runChromium(t, browser, url, flags...)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +50,7 @@ addEventListener("load", () => {
 // compressed with zstd and with brotli, and renders it decoded; and renders edge's HTML error
 // page, naming the request id, for a request the WAF blocks.
 func TestChromiumBrowserFacing(t *testing.T) {
-	browser := browserChromium(t)
+	browser := findChromium(t)
 	page := chromiumPage()
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -105,7 +59,7 @@ func TestChromiumBrowserFacing(t *testing.T) {
 	}))
 	defer origin.Close()
 	for _, coding := range []string{"zstd", "br"} {
-		e := startBrowserEdge(t, browserListen, fmt.Sprintf(`
+		e := startEdge(t, fmt.Sprintf(`
 [compression]
 algorithms = [%q]
 [backends.o]
@@ -137,7 +91,7 @@ backend = "o"
 					t.Errorf("Chromium saw %d encoded bytes for %d decoded, want the page (%d bytes) compressed at least fourfold", enc, dec, len(page))
 				}
 				// The access log names the coding and the protocol the browser used.
-				if !waitUntil(func() bool {
+				if !eventually(func() bool {
 					for _, line := range strings.Split(e.access.String(), "\n") {
 						if strings.Contains(line, `"path":"/page.html"`) && strings.Contains(line, `"protocol":"`+proto.name+`"`) &&
 							strings.Contains(line, `"content_encoding":"`+coding+`"`) {
@@ -152,7 +106,7 @@ backend = "o"
 		}
 	}
 
-	e := startBrowserEdge(t, browserListen, browserEchoRoute)
+	e := startEdge(t, echoRoute)
 	t.Run("error page", func(t *testing.T) {
 		d := htmlDoc{chromiumDOM(t, browser, e, "https://"+e.Addr("https").String()+"/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--", "--disable-quic")}
 		if got := d.text("status"); got != "403 Forbidden" {

@@ -1,7 +1,8 @@
-package edge
+package e2e_test
 
 import (
 	"context"
+	"edge"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -105,7 +106,7 @@ var errorCases = []errorCase{
 	{name: "gateway timeout", method: "GET", host: "slow.example", path: "/", status: 504},
 }
 
-func sendError(t *testing.T, e *browserTestEdge, proto string, tc errorCase, accept string) (*http.Response, []byte) {
+func sendError(t *testing.T, e *testEdge, proto string, tc errorCase, accept string) (*http.Response, []byte) {
 	t.Helper()
 	for range 10 {
 		var body io.Reader
@@ -115,7 +116,7 @@ func sendError(t *testing.T, e *browserTestEdge, proto string, tc errorCase, acc
 		req, _ := http.NewRequest(tc.method, e.protoURL(proto, tc.path), body)
 		req.Host = tc.host
 		req.Header.Set("Accept", accept)
-		resp, err := rawClient(proto).Do(req)
+		resp, err := client(proto, rawCoding()).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +134,7 @@ func sendError(t *testing.T, e *browserTestEdge, proto string, tc errorCase, acc
 // client, both naming the request id, on every transport. The page loads nothing (its CSP
 // forbids it) and a WAF block's page names the rules.
 func TestErrorPages(t *testing.T) {
-	e := browserEdge(t, errorPagesConfig(t))
+	e := startEdgeListen(t, serveListen, errorPagesConfig(t))
 	for _, proto := range browserProtos {
 		for _, tc := range errorCases {
 			t.Run(proto+"/"+tc.name, func(t *testing.T) {
@@ -179,9 +180,10 @@ func TestErrorPages(t *testing.T) {
 	}
 }
 
-// startEdgeFile starts an edge from a configuration file in its own directory (relative paths
-// resolve against it, and Reload and Watch read it again), with files written beside it first.
-func startBrowserEdgeFile(t *testing.T, files map[string]string, src string) (*browserTestEdge, string) {
+// startEdgeFiles is startEdgeFile with serveListen, in a directory of its own (relative paths
+// resolve against it, and Reload and Watch read the file again) with files written beside it
+// first; it returns the edge and the directory.
+func startEdgeFiles(t *testing.T, files map[string]string, src string) (*testEdge, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range files {
@@ -191,16 +193,7 @@ func startBrowserEdgeFile(t *testing.T, files map[string]string, src string) (*b
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(dir, "edge.toml")
-	full := browserListen + "http_mode = \"serve\"\n[server]\nstate_dir = " + fmt.Sprintf("%q", t.TempDir()) + "\n" + src
-	if err := os.WriteFile(path, []byte(full), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, problems := LoadFile(path)
-	if problems.HasErrors() {
-		t.Fatalf("config: %v", problems)
-	}
-	return runBrowserEdge(t, cfg), dir
+	return startEdgeFileLog(t, filepath.Join(dir, "edge.toml"), serveListen, src, nil), dir
 }
 
 const operator403 = `<!DOCTYPE html><title>Blocked</title>
@@ -215,7 +208,7 @@ const operator403 = `<!DOCTYPE html><title>Blocked</title>
 // others keep it, and JSON clients keep JSON); it is escaped, checked when loaded, and reloaded
 // when its file changes — a broken change keeps the previous page serving.
 func TestErrorPageTemplates(t *testing.T) {
-	e, dir := startBrowserEdgeFile(t, map[string]string{"pages/403.html": operator403}, `
+	e, dir := startEdgeFiles(t, map[string]string{"pages/403.html": operator403}, `
 [ratelimit.connections]
 enabled = false
 [ratelimit.bans]
@@ -250,8 +243,8 @@ backend = "builtin:echo"
 
 	// Changed on disk: the watcher reloads it.
 	page := filepath.Join(dir, "pages", "403.html")
-	writeFileAtomic(page, []byte(strings.Replace(operator403, "Sorry", "Refused", 1)), 0o644)
-	if !waitUntil(func() bool {
+	writeFileAtomic(t, page, []byte(strings.Replace(operator403, "Sorry", "Refused", 1)), 0o644)
+	if !eventually(func() bool {
 		_, body := sendError(t, e, "h2", waf, browserAccept)
 		return strings.Contains(string(body), "Refused — 403")
 	}) {
@@ -259,13 +252,13 @@ backend = "builtin:echo"
 	}
 
 	// A broken template ("{{" without an end) is refused: the previous page keeps serving.
-	writeFileAtomic(page, []byte("<h1>{{.Status</h1>"), 0o644)
-	if !waitUntil(func() bool { r := e.LastReload(); return r != nil && !r.OK }) {
+	writeFileAtomic(t, page, []byte("<h1>{{.Status</h1>"), 0o644)
+	if !eventually(func() bool { r := e.LastReload(); return r != nil && !r.OK }) {
 		t.Fatalf("no failed reload after a broken template; last %+v", e.LastReload())
 	}
 	found := false
 	for _, p := range e.LastReload().Problems {
-		found = found || p.Severity == SeverityError && p.Path == "error_pages.403" && strings.Contains(p.Message, "403.html")
+		found = found || p.Severity == edge.SeverityError && p.Path == "error_pages.403" && strings.Contains(p.Message, "403.html")
 	}
 	if !found {
 		t.Errorf("problems %+v, want an error at error_pages.403 naming the file", e.LastReload().Problems)
@@ -278,7 +271,7 @@ backend = "builtin:echo"
 // TestErrorPagesConfigProblems: bad keys, missing files, external assets and broken templates are
 // reported at their keys when the configuration loads.
 func TestErrorPagesConfigProblems(t *testing.T) {
-	_, problems := Load("t.toml", []byte(browserListen+"[error_pages]\n200 = \"a.html\"\nabc = \"b.html\"\n0404 = \"c.html\"\n429 = \"\"\n"+browserEchoRoute))
+	_, problems := edge.Load("t.toml", []byte(testListen+"[error_pages]\n200 = \"a.html\"\nabc = \"b.html\"\n0404 = \"c.html\"\n429 = \"\"\n"+echoRoute))
 	got := problems.Err().Error()
 	for _, want := range []string{"error_pages.200", "error_pages.abc", "error_pages.0404", "error_pages.429: empty"} {
 		if !strings.Contains(got, want) {
@@ -300,14 +293,14 @@ func TestErrorPagesConfigProblems(t *testing.T) {
 502 = %q
 503 = %q
 504 = "ok.html"
-`+browserEchoRoute, browserListen,
+`+echoRoute, testListen,
 		write("asset.html", `<link rel="stylesheet" href="https://cdn.example/style.css">`),
 		write("braces.html", "<p>{{</p>"),
 		filepath.Join(dir, "missing.html"),
 		write("field.html", "<p>{{.Secret}}</p>"),
 		write("big.html", strings.Repeat("x", errorpage.MaxTemplateBytes+1)))
 	write("ok.html", "<p>{{.Status}} {{.RequestID}}</p>")
-	_, problems = Load(filepath.Join(dir, "edge.toml"), []byte(src))
+	_, problems = edge.Load(filepath.Join(dir, "edge.toml"), []byte(src))
 	got = problems.Err().Error()
 	for _, want := range []string{"error_pages.403", "cdn.example", "error_pages.404", "braces.html", "error_pages.500", "missing.html",
 		"error_pages.502", "Secret", "error_pages.503", "larger than"} {
@@ -317,14 +310,5 @@ func TestErrorPagesConfigProblems(t *testing.T) {
 	}
 	if strings.Contains(got, "error_pages.504") {
 		t.Errorf("a good template (relative to the config's directory) was refused:\n%s", got)
-	}
-}
-
-// TestDenyMessages: every typed reason tells a person what happened.
-func TestDenyMessages(t *testing.T) {
-	for why := denyNone + 1; why < numDenyReasons; why++ {
-		if denyMessages[why] == "" {
-			t.Errorf("%s has no message for its error page", why)
-		}
 	}
 }

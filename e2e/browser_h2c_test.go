@@ -1,4 +1,4 @@
-package edge
+package e2e_test
 
 import (
 	"bytes"
@@ -16,10 +16,10 @@ import (
 // through the same pipeline, labelled h2 with scheme http; listen.h2c = false turns it off, and the
 // redirect mode never speaks it.
 func TestH2C(t *testing.T) {
-	e := browserEdge(t, browserEchoRoute)
+	e := startEdgeListen(t, serveListen, echoRoute)
 	req, _ := http.NewRequest("GET", e.url("http", "/h2c?x=1"), nil)
 	req.Header.Set("Edge-Protocol", "forged")
-	resp, err := rawClient("h2c").Do(req)
+	resp, err := client("h2c", rawCoding()).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,8 +30,8 @@ func TestH2C(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, got, want string }{
-		{"Edge-Protocol", firstOf(echo.Headers["Edge-Protocol"]), "h2"},
-		{"X-Forwarded-Proto", firstOf(echo.Headers["X-Forwarded-Proto"]), "http"},
+		{"Edge-Protocol", first(echo.Headers["Edge-Protocol"]), "h2"},
+		{"X-Forwarded-Proto", first(echo.Headers["X-Forwarded-Proto"]), "http"},
 		{"path", echo.Path, "/h2c"},
 	} {
 		if c.got != c.want {
@@ -39,23 +39,23 @@ func TestH2C(t *testing.T) {
 		}
 	}
 	rid := resp.Header.Get("Edge-Request-Id")
-	if !waitUntil(func() bool {
+	if !eventually(func() bool {
 		return strings.Contains(e.access.String(), `"request_id":"`+rid+`"`) && strings.Contains(e.access.String(), `"protocol":"h2","scheme":"http"`)
 	}) {
 		t.Errorf("access log has no h2/http line for %s:\n%s", rid, e.access.String())
 	}
 
 	for _, tc := range []struct{ name, listen string }{
-		{"h2c = false", browserListen + "http_mode = \"serve\"\nh2c = false\n"},
-		{"redirect mode", browserListen},
+		{"h2c = false", testListen + "http_mode = \"serve\"\nh2c = false\n"},
+		{"redirect mode", testListen},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := startBrowserEdge(t, tc.listen, browserEchoRoute)
-			if resp, err := rawClient("h2c").Get(e.url("http", "/")); err == nil {
+			e := startEdgeListen(t, tc.listen, echoRoute)
+			if resp, err := client("h2c", rawCoding()).Get(e.url("http", "/")); err == nil {
 				resp.Body.Close()
 				t.Fatalf("h2c request got %d, want the connection refused", resp.StatusCode)
 			}
-			resp, err := rawClient("h1").Get(e.url("http", "/"))
+			resp, err := client("h1", rawCoding()).Get(e.url("http", "/"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestParityCleartext(t *testing.T) {
 		fmt.Fprintf(w, "path=%s route=%s bytes=%d", r.URL.EscapedPath(), r.Header.Get("X-Route"), n)
 	}))
 	defer origin.Close()
-	e := browserEdge(t, cleartextParityConfig(origin.Listener.Addr().String()))
+	e := startEdgeListen(t, serveListen, cleartextParityConfig(origin.Listener.Addr().String()))
 	sqli := "/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--"
 	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 	cases := []parityCheck{
@@ -169,13 +169,13 @@ func TestParityCleartext(t *testing.T) {
 			check: func(t *testing.T, resp *http.Response, body []byte) {
 				var echo echoReply
 				json.Unmarshal(body, &echo)
-				if firstOf(echo.Headers["Edge-Request-Id"]) != resp.Header.Get("Edge-Request-Id") || echo.Headers["Edge-Waf"] != nil {
+				if first(echo.Headers["Edge-Request-Id"]) != resp.Header.Get("Edge-Request-Id") || echo.Headers["Edge-Waf"] != nil {
 					t.Errorf("backend saw Edge headers %v", echo.Headers)
 				}
 			}},
 	}
 	for _, proto := range []string{"h1", "h2c", "h2"} {
-		c := rawClient(proto)
+		c := client(proto, rawCoding())
 		base := e.url("http", "")
 		if proto == "h2" {
 			base = e.url("https", "")

@@ -1,6 +1,7 @@
-package edge
+package e2e_test
 
 import (
+	"edge"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,14 +62,14 @@ backend = "o"
 `, origin)
 }
 
-func corsDo(t *testing.T, e *browserTestEdge, proto, method, host, path string, hdr ...string) (*http.Response, string) {
+func corsDo(t *testing.T, e *testEdge, proto, method, host, path string, hdr ...string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, e.protoURL(proto, path), nil)
 	req.Host = host
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := rawClient(proto).Do(req)
+	resp, err := client(proto, rawCoding()).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func corsDo(t *testing.T, e *browserTestEdge, proto, method, host, path string, 
 // no OPTIONS): one for a method no route serves finds no route.
 func TestCORSPreflight(t *testing.T) {
 	var options atomic.Int64
-	e := browserEdge(t, corsConfig(corsOrigin(t, &options).Listener.Addr().String()))
+	e := startEdgeListen(t, serveListen, corsConfig(corsOrigin(t, &options).Listener.Addr().String()))
 	for _, proto := range browserProtos {
 		for _, tc := range []struct {
 			name, origin, method, headers string
@@ -145,7 +146,7 @@ func TestCORSPreflight(t *testing.T) {
 			})
 		}
 	}
-	if !waitUntil(func() bool { return strings.Contains(e.access.String(), `"reason":"cors_rejected"`) }) {
+	if !eventually(func() bool { return strings.Contains(e.access.String(), `"reason":"cors_rejected"`) }) {
 		t.Error("access log has no cors_rejected")
 	}
 }
@@ -156,7 +157,7 @@ func TestCORSPreflight(t *testing.T) {
 // readable by an allowed origin.
 func TestCORSActual(t *testing.T) {
 	var options atomic.Int64
-	e := browserEdge(t, corsConfig(corsOrigin(t, &options).Listener.Addr().String()))
+	e := startEdgeListen(t, serveListen, corsConfig(corsOrigin(t, &options).Listener.Addr().String()))
 	for _, proto := range browserProtos {
 		t.Run(proto, func(t *testing.T) {
 			resp, _ := corsDo(t, e, proto, "GET", "api.example.com", "/v1/items", "Origin", "https://a.example.com")
@@ -199,7 +200,7 @@ func TestCORSActual(t *testing.T) {
 // TestCORSConfigProblems: a policy that would send "*" with credentials, a "null" origin and a
 // malformed wildcard are refused with their key paths.
 func TestCORSConfigProblems(t *testing.T) {
-	src := browserListen + `
+	src := testListen + `
 [[routes]]
 name = "a"
 backend = "builtin:echo"
@@ -215,7 +216,7 @@ backend = "builtin:echo"
 allow_origins = ["null", "https://*evil.example.com", "https://ok.example.com/"]
 allow_headers = ["*"]
 `
-	_, problems := Load("t.toml", []byte(src))
+	_, problems := edge.Load("t.toml", []byte(src))
 	got := problems.Err().Error()
 	for _, want := range []string{"routes[0].cors.allow_origins[0]", "routes[1].cors.allow_origins[0]", "routes[1].cors.allow_origins[1]", "routes[1].cors.allow_origins[2]"} {
 		if !strings.Contains(got, want) {

@@ -24,7 +24,7 @@ cookies = { secure = false }
 location_https = false
 `
 
-// allocEdge starts an edge over a loopback origin answering /tiny (56 bytes of HTML) and /page (a
+// allocEdge builds an edge (not started: no listener is bound) over a loopback origin answering /tiny (56 bytes of HTML) and /page (a
 // 4 KiB HTML page), with reject_misdirected as given, and returns a function making the requests
 // a browser sends, as received over TLS with SNI app.example.com (the pipeline is driven through
 // ServeHTTP, without a client socket).
@@ -40,7 +40,7 @@ func allocEdge(tb testing.TB, server, extra string) (*Server, func(path string) 
 		w.Write(body)
 	}))
 	tb.Cleanup(origin.Close)
-	e := startBrowserEdge(tb, browserListen, server+fmt.Sprintf(`
+	srv := newTestServer(tb, server+fmt.Sprintf(`
 [log]
 access = "off"
 [ratelimit.connections]
@@ -53,9 +53,9 @@ backend = "o"
 [routes.cors]
 allow_origins = ["https://*.example.com"]
 %s`, origin.Listener.Addr().String(), extra))
-	facts := &connFacts{id: e.term.IdentityFor("localhost")}
+	facts := &connFacts{id: srv.term.IdentityFor("localhost")}
 	facts.tls.SNI = "localhost"
-	return e.Server, func(path string) *http.Request {
+	return srv, func(path string) *http.Request {
 		r := httptest.NewRequest("GET", "https://localhost"+path, nil)
 		r = r.WithContext(context.WithValue(r.Context(), connFactsKey{}, facts))
 		r.ProtoMajor = 2
@@ -98,7 +98,7 @@ func pipelineAllocs(s *Server, newReq func(string) *http.Request, path string) f
 // against 125 for a 56-byte page, sent as it is (the CORS header values and Vary: Origin), and 132
 // against 126 for a 4 KiB page encoded with zstd (also Vary: Accept-Encoding and the zstd frame).
 func TestBrowserAllocBudget(t *testing.T) {
-	if testing.Short() || browserRace {
+	if testing.Short() || raceEnabled {
 		t.Skip("allocation budgets are checked without -race")
 	}
 	off, offReq := allocEdge(t, "reject_misdirected = false\n", browserOff)

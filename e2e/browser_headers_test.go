@@ -1,6 +1,7 @@
-package edge
+package e2e_test
 
 import (
+	"edge"
 	"fmt"
 	"io"
 	"net"
@@ -91,7 +92,7 @@ var defaultSecurityHeaders = map[string]string{
 // redirects — carries the defaults, on every transport; Strict-Transport-Security only over TLS;
 // a backend's own values stand under if_absent.
 func TestDefaultHeaders(t *testing.T) {
-	e := browserEdge(t, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
+	e := startEdgeListen(t, serveListen, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
 	for _, proto := range browserProtos {
 		for _, tc := range []struct {
 			name, host, path string
@@ -110,7 +111,7 @@ func TestDefaultHeaders(t *testing.T) {
 			t.Run(proto+"/"+tc.name, func(t *testing.T) {
 				req, _ := http.NewRequest("GET", e.protoURL(proto, tc.path), nil)
 				req.Host = tc.host
-				resp, err := rawClient(proto).Do(req)
+				resp, err := client(proto, rawCoding()).Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -135,8 +136,8 @@ func TestDefaultHeaders(t *testing.T) {
 // TestHSTSAfterRedirect: the cleartext listener's 308 to https carries no HSTS (RFC 6797 §7.2);
 // the HTTPS response the browser lands on does.
 func TestHSTSAfterRedirect(t *testing.T) {
-	e := startBrowserEdge(t, browserListen, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
-	resp, err := rawClient("h1").Get(e.url("http", "/plain"))
+	e := startEdge(t, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
+	resp, err := client("h1", rawCoding()).Get(e.url("http", "/plain"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestHSTSAfterRedirect(t *testing.T) {
 	if resp.StatusCode != http.StatusPermanentRedirect || resp.Header.Get("Strict-Transport-Security") != "" {
 		t.Fatalf("cleartext: %d with HSTS %q, want 308 without", resp.StatusCode, resp.Header.Get("Strict-Transport-Security"))
 	}
-	c := rawClient("h1")
+	c := client("h1", rawCoding())
 	c.CheckRedirect = nil
 	resp, err = c.Get(e.url("http", "/plain"))
 	if err != nil {
@@ -159,14 +160,14 @@ func TestHSTSAfterRedirect(t *testing.T) {
 // TestBackendHeaderRewrites: a backend's cookies get Secure and its Location back to http on the
 // request's own host becomes https, over TLS only.
 func TestBackendHeaderRewrites(t *testing.T) {
-	e := browserEdge(t, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
+	e := startEdgeListen(t, serveListen, headersConfig(headersOrigin(t).Listener.Addr().String(), "", ""))
 	httpsPort := strconv.Itoa(e.Addr("https").(*net.TCPAddr).Port)
 	for _, proto := range browserProtos {
 		t.Run(proto, func(t *testing.T) {
 			secure := proto != "h2c"
 			req, _ := http.NewRequest("GET", e.protoURL(proto, "/cookies"), nil)
 			req.Host = "app.example.com"
-			resp, err := rawClient(proto).Do(req)
+			resp, err := client(proto, rawCoding()).Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +189,7 @@ func TestBackendHeaderRewrites(t *testing.T) {
 			} {
 				req, _ := http.NewRequest("GET", e.protoURL(proto, "/redirect?to="+tc.to), nil)
 				req.Host = tc.host
-				resp, err := rawClient(proto).Do(req)
+				resp, err := client(proto, rawCoding()).Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -211,10 +212,10 @@ func TestBackendHeaderRewrites(t *testing.T) {
 // TestHeadersConfig: each [headers] key changes what a client gets.
 func TestHeadersConfig(t *testing.T) {
 	origin := headersOrigin(t).Listener.Addr().String()
-	get := func(t *testing.T, e *browserTestEdge, path string) *http.Response {
+	get := func(t *testing.T, e *testEdge, path string) *http.Response {
 		req, _ := http.NewRequest("GET", e.url("https", path), nil)
 		req.Host = "app.example.com"
-		resp, err := rawClient("h2").Do(req)
+		resp, err := client("h2", rawCoding()).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +249,7 @@ func TestHeadersConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := startBrowserEdge(t, browserListen, headersConfig(origin, "[headers]\n"+tc.headers+"\n", tc.route))
+			e := startEdge(t, headersConfig(origin, "[headers]\n"+tc.headers+"\n", tc.route))
 			resp := get(t, e, tc.path)
 			if got := resp.Header.Values(tc.header); strings.Join(got, "|") != strings.Join(tc.want, "|") {
 				t.Errorf("%s: %q, want %q", tc.header, got, tc.want)
@@ -259,13 +260,13 @@ func TestHeadersConfig(t *testing.T) {
 
 // TestHeadersConfigProblems: bad [headers] values are reported with their key paths.
 func TestHeadersConfigProblems(t *testing.T) {
-	src := browserListen + `
+	src := testListen + `
 [headers]
 hsts = { preload = true }
 frame_options = { value = "ALLOW-FROM https://a.example", mode = "sometimes" }
 cookies = { same_site = "None", secure = false }
-` + browserEchoRoute
-	_, problems := Load("t.toml", []byte(src))
+` + echoRoute
+	_, problems := edge.Load("t.toml", []byte(src))
 	got := problems.Err().Error()
 	for _, want := range []string{"headers.hsts.preload", "headers.frame_options.value", "headers.frame_options.mode", "headers.cookies.same_site"} {
 		if !strings.Contains(got, want) {
