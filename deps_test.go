@@ -34,6 +34,9 @@ import (
 var allowedImports = map[string][]string{
 	"edge": {
 		"edge/auth",
+		"edge/contentcoding",
+		"edge/cors",
+		"edge/errorpage",
 		"edge/fingerprint",
 		"edge/h2guard",
 		"edge/internal/dirwatch",
@@ -43,6 +46,7 @@ var allowedImports = map[string][]string{
 		"edge/proxyproto",
 		"edge/ratelimit",
 		"edge/routes",
+		"edge/secheaders",
 		"edge/tls",
 		"edge/tracing",
 		"edge/trust",
@@ -55,12 +59,16 @@ var allowedImports = map[string][]string{
 	},
 
 	// Capability packages: leaves.
-	"edge/auth":        {"github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
-	"edge/fingerprint": {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
-	"edge/h2guard":     nil,
-	"edge/proxyproto":  nil,
-	"edge/ratelimit":   {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
-	"edge/routes":      nil,
+	"edge/auth":          {"github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
+	"edge/contentcoding": {"github.com/andybalholm/brotli", "github.com/klauspost/compress"},
+	"edge/cors":          nil,
+	"edge/errorpage":     {"golang.org/x/net/html"},
+	"edge/fingerprint":   {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
+	"edge/h2guard":       nil,
+	"edge/secheaders":    nil,
+	"edge/proxyproto":    nil,
+	"edge/ratelimit":     {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
+	"edge/routes":        nil,
 	"edge/tls": {
 		"edge/fingerprint",
 		"edge/internal/dirwatch",
@@ -93,7 +101,7 @@ var allowedImports = map[string][]string{
 	"edge/cmd/edge": {"edge", "edge/fingerprint", "edge/internal/handoff", "edge/internal/sdnotify", "edge/tls", "edge/trust", "edge/waf"},
 
 	// Tools.
-	"edge/bench/cmd/benchrun":    {"edge/tls", "github.com/quic-go/quic-go/http3"},
+	"edge/bench/cmd/benchrun":    {"edge/contentcoding", "edge/tls", "github.com/quic-go/quic-go/http3"},
 	"edge/bench/cmd/h3load":      {"github.com/quic-go/quic-go"},
 	"edge/bench/cmd/hsload":      nil,
 	"edge/fuzz/gofuzz":           {"edge", "edge/fingerprint", "edge/proxyproto", "edge/ratelimit", "edge/routes", "edge/waf"},
@@ -107,17 +115,21 @@ var allowedImports = map[string][]string{
 // capabilityPackages are the leaves of the tree. Their entries in allowedImports may name no other
 // capability package, but for the exception listed here.
 var capabilityPackages = map[string][]string{
-	"edge/auth":        nil,
-	"edge/fingerprint": nil,
-	"edge/h2guard":     nil,
-	"edge/proxyproto":  nil,
-	"edge/ratelimit":   nil,
-	"edge/routes":      nil,
-	"edge/tls":         {"edge/fingerprint"},
-	"edge/tracing":     nil,
-	"edge/trust":       nil,
-	"edge/upstream":    nil,
-	"edge/waf":         nil,
+	"edge/auth":          nil,
+	"edge/contentcoding": nil,
+	"edge/cors":          nil,
+	"edge/errorpage":     nil,
+	"edge/secheaders":    nil,
+	"edge/fingerprint":   nil,
+	"edge/h2guard":       nil,
+	"edge/proxyproto":    nil,
+	"edge/ratelimit":     nil,
+	"edge/routes":        nil,
+	"edge/tls":           {"edge/fingerprint"},
+	"edge/tracing":       nil,
+	"edge/trust":         nil,
+	"edge/upstream":      nil,
+	"edge/waf":           nil,
 }
 
 // wafInternal is the prefix of the WAF's private packages: standard library only, imported only by
