@@ -136,7 +136,11 @@ func refParse(values []string) Accepted {
 						ok = false
 						break
 					}
-					f, _ := strconv.ParseFloat(p[2]+"0", 64) // "1." parses as 1.0
+					v := p[2]
+					if strings.HasSuffix(v, ".") {
+						v += "0" // "1." is a valid qvalue; ParseFloat wants a digit after the point
+					}
+					f, _ := strconv.ParseFloat(v, 64)
 					q = int(f*1000 + 0.5)
 				}
 			}
