@@ -60,9 +60,9 @@ var allowedImports = map[string][]string{
 
 	// Capability packages: leaves.
 	"edge/auth":          {"github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
-	"edge/contentcoding": {"github.com/andybalholm/brotli", "github.com/klauspost/compress"},
+	"edge/contentcoding": {"edge/internal/httpfield", "github.com/andybalholm/brotli", "github.com/klauspost/compress"},
 	"edge/cors":          nil,
-	"edge/errorpage":     {"golang.org/x/net/html"},
+	"edge/errorpage":     {"edge/internal/httpfield", "golang.org/x/net/html"},
 	"edge/fingerprint":   {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
 	"edge/h2guard":       nil,
 	"edge/secheaders":    nil,
@@ -85,6 +85,9 @@ var allowedImports = map[string][]string{
 	// Shared machinery.
 	"edge/internal/dirwatch":   {"github.com/fsnotify/fsnotify"},
 	"edge/internal/h2xconnect": nil,
+	// httpfield: RFC 9110 field-value helpers shared by the header parsers of contentcoding and
+	// errorpage.
+	"edge/internal/httpfield": nil,
 	// handoff passes the listening sockets (and the QUIC connections' UDP flows) to the new
 	// process of an upgrade; it is imported by the root and by cmd/edge, which starts the upgrade.
 	"edge/internal/handoff": {"github.com/quic-go/quic-go", "golang.org/x/net/ipv4"},

@@ -1,5 +1,7 @@
 package contentcoding
 
+import "edge/internal/httpfield"
+
 // Coding is a content coding edge can produce (RFC 9110 §8.4.1).
 type Coding uint8
 
@@ -65,7 +67,7 @@ func ParseAcceptEncoding(values []string) Accepted {
 			}
 			n++
 			start := i
-			for i < len(s) && isTokenChar(s[i]) {
+			for i < len(s) && httpfield.IsTokenChar(s[i]) {
 				i++
 			}
 			name := s[start:i]
@@ -74,7 +76,7 @@ func ParseAcceptEncoding(values []string) Accepted {
 			for ok && i < len(s) && s[i] == ';' {
 				i = skipOWS(s, i+1)
 				ps := i
-				for i < len(s) && isTokenChar(s[i]) {
+				for i < len(s) && httpfield.IsTokenChar(s[i]) {
 					i++
 				}
 				pname := s[ps:i]
@@ -90,7 +92,7 @@ func ParseAcceptEncoding(values []string) Accepted {
 					if quoted {
 						ok = false
 					} else {
-						q, ok = parseQ(value)
+						q, ok = httpfield.ParseQ(value)
 					}
 				}
 				i = skipOWS(s, i)
@@ -111,13 +113,13 @@ func (a *Accepted) record(name string, q int16) {
 	slot := &a.star
 	switch {
 	case name == "*":
-	case equalFold(name, "gzip") || equalFold(name, "x-gzip"):
+	case httpfield.EqualFold(name, "gzip") || httpfield.EqualFold(name, "x-gzip"):
 		slot = &a.q[Gzip]
-	case equalFold(name, "br"):
+	case httpfield.EqualFold(name, "br"):
 		slot = &a.q[Brotli]
-	case equalFold(name, "zstd"):
+	case httpfield.EqualFold(name, "zstd"):
 		slot = &a.q[Zstd]
-	case equalFold(name, "identity"):
+	case httpfield.EqualFold(name, "identity"):
 		slot = &a.q[Identity]
 	default:
 		return
@@ -171,31 +173,6 @@ func Negotiate(values []string, offer []Coding) Coding {
 	return a.Choose(offer)
 }
 
-// parseQ parses an RFC 9110 §12.4.2 qvalue: "0" ["." 0*3DIGIT] or "1" ["." 0*3("0")], in
-// thousandths.
-func parseQ(v string) (int, bool) {
-	if v == "" || (v[0] != '0' && v[0] != '1') {
-		return 0, false
-	}
-	q := int(v[0]-'0') * 1000
-	if len(v) == 1 {
-		return q, true
-	}
-	if v[1] != '.' || len(v) > 5 {
-		return 0, false
-	}
-	scale := 100
-	for i := 2; i < len(v); i++ {
-		d := v[i]
-		if d < '0' || d > '9' || (q == 1000 && d != '0') {
-			return 0, false
-		}
-		q += int(d-'0') * scale
-		scale /= 10
-	}
-	return q, true
-}
-
 // paramValue reads a parameter value at s[i:]: a token or a quoted-string (RFC 9110 §5.6.4). It
 // returns the value (the raw quoted form for a quoted-string), whether it was quoted, the index
 // after it, and false when it is malformed.
@@ -216,7 +193,7 @@ func paramValue(s string, i int) (string, bool, int, bool) {
 		return "", true, len(s), false
 	}
 	start := i
-	for i < len(s) && isTokenChar(s[i]) {
+	for i < len(s) && httpfield.IsTokenChar(s[i]) {
 		i++
 	}
 	return s[start:i], false, i, i > start
@@ -240,34 +217,4 @@ func skipOWS(s string, i int) int {
 		i++
 	}
 	return i
-}
-
-// isTokenChar reports whether c is an RFC 9110 §5.6.2 tchar.
-func isTokenChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	switch c {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
-}
-
-// equalFold reports whether s equals the lower-case ASCII word lower, ignoring ASCII case.
-func equalFold(s, lower string) bool {
-	if len(s) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -90,20 +90,6 @@ func TestNegotiateBounded(t *testing.T) {
 	}
 }
 
-func TestParseQ(t *testing.T) {
-	for in, want := range map[string]int{"0": 0, "1": 1000, "0.": 0, "1.": 1000, "0.5": 500, "0.05": 50, "0.005": 5,
-		"0.999": 999, "1.0": 1000, "1.00": 1000, "1.000": 1000} {
-		if got, ok := parseQ(in); !ok || got != want {
-			t.Errorf("parseQ(%q) = %d, %v; want %d, true", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"", "2", ".5", "0.5000", "1.5", "1.0001", "01", "0,5", "0.a", "-0", "1e0", " 1"} {
-		if _, ok := parseQ(in); ok {
-			t.Errorf("parseQ(%q) accepted", in)
-		}
-	}
-}
-
 // refParse is a slow reference for ParseAcceptEncoding, built from the grammar with regular
 // expressions: elements are split at commas outside quoted-strings, each must match the element
 // grammar as a whole.

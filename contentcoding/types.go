@@ -1,6 +1,9 @@
 package contentcoding
 
-import "strings"
+import (
+	"edge/internal/httpfield"
+	"strings"
+)
 
 // typeList is a compiled media-type allow-list. Patterns are "type/subtype", "type/*" (any
 // subtype) or "type/*+suffix" (any subtype with that structured-syntax suffix, RFC 6838 §4.2.8),
@@ -18,16 +21,16 @@ func compileTypes(patterns []string) (typeList, []string) {
 	for _, p := range patterns {
 		lp := strings.ToLower(strings.TrimSpace(p))
 		typ, sub, ok := strings.Cut(lp, "/")
-		if !ok || !isToken(typ) || typ == "*" || sub == "" {
+		if !ok || !httpfield.IsToken(typ) || typ == "*" || sub == "" {
 			errs = append(errs, "bad media type "+quote(p)+`: want "type/subtype", "type/*" or "type/*+suffix"`)
 			continue
 		}
 		switch {
 		case sub == "*":
 			t.prefix = append(t.prefix, typ+"/")
-		case strings.HasPrefix(sub, "*+") && isToken(sub[2:]):
+		case strings.HasPrefix(sub, "*+") && httpfield.IsToken(sub[2:]):
 			t.suffix = append(t.suffix, [2]string{typ + "/", sub[1:]})
-		case isToken(sub) && !strings.Contains(sub, "*"):
+		case httpfield.IsToken(sub) && !strings.Contains(sub, "*"):
 			t.exact = append(t.exact, lp)
 		default:
 			errs = append(errs, "bad media type "+quote(p)+`: want "type/subtype", "type/*" or "type/*+suffix"`)
@@ -48,34 +51,22 @@ func (t *typeList) match(contentType string) bool {
 		return false
 	}
 	for _, e := range t.exact {
-		if equalFold(mt, e) {
+		if httpfield.EqualFold(mt, e) {
 			return true
 		}
 	}
 	for _, p := range t.prefix {
-		if len(mt) > len(p) && equalFold(mt[:len(p)], p) {
+		if len(mt) > len(p) && httpfield.EqualFold(mt[:len(p)], p) {
 			return true
 		}
 	}
 	for _, s := range t.suffix {
 		pre, suf := s[0], s[1]
-		if len(mt) > len(pre)+len(suf) && equalFold(mt[:len(pre)], pre) && equalFold(mt[len(mt)-len(suf):], suf) {
+		if len(mt) > len(pre)+len(suf) && httpfield.EqualFold(mt[:len(pre)], pre) && httpfield.EqualFold(mt[len(mt)-len(suf):], suf) {
 			return true
 		}
 	}
 	return false
-}
-
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isTokenChar(s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 func quote(s string) string { return `"` + s + `"` }

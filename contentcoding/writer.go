@@ -1,6 +1,7 @@
 package contentcoding
 
 import (
+	"edge/internal/httpfield"
 	"errors"
 	"net/http"
 	"strconv"
@@ -102,7 +103,7 @@ func (p *Policy) eligible(h http.Header, code int) bool {
 	if len(h["Content-Range"]) > 0 {
 		return false
 	}
-	if ce := h["Content-Encoding"]; len(ce) > 0 && !(len(ce) == 1 && equalFold(ce[0], "identity")) {
+	if ce := h["Content-Encoding"]; len(ce) > 0 && !(len(ce) == 1 && httpfield.EqualFold(ce[0], "identity")) {
 		return false // already encoded: never twice
 	}
 	if hasToken(h["Cache-Control"], "no-transform") {
@@ -140,7 +141,7 @@ func hasToken(values []string, token string) bool {
 				el = el[:i]
 			}
 			el = strings.Trim(el, " \t")
-			if equalFold(el, token) {
+			if httpfield.EqualFold(el, token) {
 				return true
 			}
 		}

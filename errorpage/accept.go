@@ -1,5 +1,7 @@
 package errorpage
 
+import "edge/internal/httpfield"
+
 // MaxAcceptElements bounds the media ranges of Accept that PrefersHTML reads: browsers send about
 // seven.
 const MaxAcceptElements = 32
@@ -27,7 +29,7 @@ func PrefersHTML(values []string) bool {
 			for i < len(s) && s[i] != ',' && s[i] != ';' {
 				i++
 			}
-			typ, sub, ok := splitRange(trimOWS(s[start:i]))
+			typ, sub, ok := splitRange(httpfield.TrimOWS(s[start:i]))
 			q, params := 1000, false
 			for ok && i < len(s) && s[i] == ';' {
 				i++
@@ -35,9 +37,9 @@ func PrefersHTML(values []string) bool {
 				for i < len(s) && s[i] != ',' && s[i] != ';' {
 					i++
 				}
-				p := trimOWS(s[ps:i])
+				p := httpfield.TrimOWS(s[ps:i])
 				if len(p) >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=' {
-					q, ok = parseQ(trimOWS(p[2:]))
+					q, ok = httpfield.ParseQ(httpfield.TrimOWS(p[2:]))
 				} else if p != "" {
 					params = true
 				}
@@ -71,9 +73,9 @@ func (w *weights) see(typ, sub string, params bool, q int, wantType, wantSub str
 	switch {
 	case typ == "*" && sub == "*":
 		spec = 0
-	case equalFold(typ, wantType) && sub == "*":
+	case httpfield.EqualFold(typ, wantType) && sub == "*":
 		spec = 1
-	case equalFold(typ, wantType) && equalFold(sub, wantSub):
+	case httpfield.EqualFold(typ, wantType) && httpfield.EqualFold(sub, wantSub):
 		spec = 2
 		if params {
 			spec = 3
@@ -99,78 +101,8 @@ func splitRange(s string) (typ, sub string, ok bool) {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '/' {
 			typ, sub = s[:i], s[i+1:]
-			return typ, sub, isToken(typ) && isToken(sub)
+			return typ, sub, httpfield.IsToken(typ) && httpfield.IsToken(sub)
 		}
 	}
 	return "", "", false
-}
-
-// parseQ parses an RFC 9110 §12.4.2 qvalue in thousandths.
-func parseQ(v string) (int, bool) {
-	if v == "" || (v[0] != '0' && v[0] != '1') {
-		return 0, false
-	}
-	q := int(v[0]-'0') * 1000
-	if len(v) == 1 {
-		return q, true
-	}
-	if v[1] != '.' || len(v) > 5 {
-		return 0, false
-	}
-	scale := 100
-	for i := 2; i < len(v); i++ {
-		d := v[i]
-		if d < '0' || d > '9' || (q == 1000 && d != '0') {
-			return 0, false
-		}
-		q += int(d-'0') * scale
-		scale /= 10
-	}
-	return q, true
-}
-
-func trimOWS(s string) string {
-	for s != "" && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-			continue
-		}
-		switch c {
-		case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// equalFold reports whether s equals lower (a lower-case ASCII word), ignoring ASCII case.
-func equalFold(s, lower string) bool {
-	if len(s) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package errorpage
 
 import (
+	"edge/internal/httpfield"
 	"html/template"
 	"strings"
 	"testing"
@@ -157,14 +158,14 @@ func refPrefersHTML(values []string) bool {
 			}
 			parts := strings.Split(el, ";")
 			typ, sub, ok := strings.Cut(strings.Trim(parts[0], " \t"), "/")
-			if !ok || !isToken(typ) || !isToken(sub) {
+			if !ok || !httpfield.IsToken(typ) || !httpfield.IsToken(sub) {
 				continue
 			}
 			q, params := 1000, false
 			for _, p := range parts[1:] {
 				p = strings.Trim(p, " \t")
 				if len(p) >= 2 && strings.ToLower(p[:2]) == "q=" {
-					if q, ok = parseQ(strings.Trim(p[2:], " \t")); !ok {
+					if q, ok = httpfield.ParseQ(strings.Trim(p[2:], " \t")); !ok {
 						break
 					}
 				} else if p != "" {
