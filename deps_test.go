@@ -107,6 +107,7 @@ var allowedImports = map[string][]string{
 	"edge/bench/cmd/benchrun":    {"edge/contentcoding", "edge/tls", "github.com/quic-go/quic-go/http3"},
 	"edge/bench/cmd/h3load":      {"github.com/quic-go/quic-go"},
 	"edge/bench/cmd/hsload":      nil,
+	"edge/bench/cmd/olload":      {"github.com/quic-go/quic-go", "golang.org/x/net/http2"},
 	"edge/fuzz/gofuzz":           {"edge", "edge/fingerprint", "edge/proxyproto", "edge/ratelimit", "edge/routes", "edge/waf"},
 	"edge/scripts/waf/b64frag":   nil,
 	"edge/scripts/waf/benigngen": nil,

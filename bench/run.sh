@@ -72,7 +72,8 @@ else
 fi
 go build -o "$bin/h3load" ./bench/cmd/h3load
 go build -o "$bin/hsload" ./bench/cmd/hsload
+go build -o "$bin/olload" ./bench/cmd/olload
 go build -o "$bin/benchrun" ./bench/cmd/benchrun
 cd "$here"
 exec "$bin/benchrun" -mode "$mode" -repo "$repo" -out "$here/results" \
-  -edge "$edge" -edge-source "$source" -h3load "$bin/h3load" -hsload "$bin/hsload" "$@"
+  -edge "$edge" -edge-source "$source" -h3load "$bin/h3load" -hsload "$bin/hsload" -olload "$bin/olload" "$@"

@@ -36,6 +36,8 @@ type bench struct {
 	edgeBin               string
 	h3load                string
 	hsload                string
+	olload                string
+	openLoop              bool
 	edgeSource            string // how the edge binary was obtained
 	commitAtStart         string // commit() as read when the run started
 	rounds                int
@@ -50,6 +52,9 @@ type bench struct {
 	extras                []extraSample
 	profiles              []profile
 	instr                 []instrSample
+	ol                    []olSample  // open-loop runs (titanium.go)
+	olMax                 []olMax     // highest sustained rate per arm and protocol
+	mem                   []memSample // memory with idle connections and under load
 	notes                 []string
 	compression           string // the response-compression section (compression.go)
 	started               time.Time
@@ -80,6 +85,8 @@ func main() {
 	flag.StringVar(&b.edgeBin, "edge", "", "edge binary")
 	flag.StringVar(&b.h3load, "h3load", "", "h3load binary")
 	flag.StringVar(&b.hsload, "hsload", "", "hsload binary")
+	flag.StringVar(&b.olload, "olload", "", "olload binary (the open-loop section)")
+	flag.BoolVar(&b.openLoop, "open-loop", true, "run the open-loop section: latency at fixed rates, highest sustained rate, memory with idle connections")
 	flag.StringVar(&b.edgeSource, "edge-source", "", "how the edge binary was obtained (shown in latest.md)")
 	rounds := flag.Int("rounds", 0, "rounds (0: 3 quick, 5 full)")
 	hsDur := flag.Duration("hs-d", 0, "run time per handshake target (0: 1s quick, 3s full)")
@@ -96,9 +103,9 @@ func main() {
 	if b.mode != "quick" && b.mode != "full" {
 		fatal(fmt.Errorf("benchrun: -mode must be quick or full, got %q", b.mode))
 	}
-	for _, p := range []*string{&b.repo, &b.dir, &b.out, &b.edgeBin, &b.h3load, &b.hsload} {
+	for _, p := range []*string{&b.repo, &b.dir, &b.out, &b.edgeBin, &b.h3load, &b.hsload, &b.olload} {
 		if *p == "" {
-			fatal(fmt.Errorf("benchrun: -edge, -h3load and -hsload are required"))
+			fatal(fmt.Errorf("benchrun: -edge, -h3load, -hsload and -olload are required"))
 		}
 		abs, err := filepath.Abs(*p)
 		if err != nil {
@@ -176,6 +183,11 @@ func (b *bench) run() error {
 	}
 	if err := b.handshakes(); err != nil {
 		return err
+	}
+	if b.openLoop {
+		if err := b.openLoopSection(); err != nil {
+			return err
+		}
 	}
 	if b.mode == "full" {
 		if err := b.fullExtras(); err != nil {

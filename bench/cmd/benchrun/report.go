@@ -116,8 +116,11 @@ func (b *bench) writeResults() error {
 		Extras   []extraSample `json:"syscalls,omitempty"`
 		Profiles []profile     `json:"profiles,omitempty"`
 		Instr    []instrSample `json:"callgrind,omitempty"`
+		OpenLoop []olSample    `json:"open_loop,omitempty"`
+		OLMax    []olMax       `json:"open_loop_max,omitempty"`
+		Memory   []memSample   `json:"memory_idle,omitempty"`
 		Notes    []string      `json:"notes"`
-	}{b.mode, b.samples, b.hs, b.extras, b.profiles, b.instr, b.notes}
+	}{b.mode, b.samples, b.hs, b.extras, b.profiles, b.instr, b.ol, b.olMax, b.mem, b.notes}
 	js, err := json.MarshalIndent(raw, "", " ")
 	if err != nil {
 		return err
@@ -202,6 +205,7 @@ func (b *bench) markdown() string {
 	p("")
 	b.ratioTable(p, "closed", "Ratios edge ÷ peer, closed loop (each ratio from one round, median over rounds; < 1 means edge uses less CPU)", b.cells)
 	b.loadTable(p)
+	b.olTables(p)
 	if b.mode == "full" {
 		var rc []cell
 		rc = append(rc, rateCells...)
@@ -254,7 +258,7 @@ func (b *bench) armLabels() string {
 
 // goals states the issue's targets against this run's medians.
 func (b *bench) goals(p func(string, ...any)) {
-	p("## Goals (issue 10)")
+	p("## Goals (issue 19)")
 	p("")
 	p("| goal | figure | this run | met? |\n|---|---|---:|---|")
 	g := []struct {
@@ -263,11 +267,19 @@ func (b *bench) goals(p func(string, ...any)) {
 		cell string
 		max  float64
 	}{
+		{"≤ 1.2× HAProxy on H1 cleartext", ratioCol{"edge-lean", "haproxy"}, "h1c/56", 1.2},
 		{"≤ 1.2× HAProxy on H1 over TLS", ratioCol{"edge-lean", "haproxy"}, "h1tls/56", 1.2},
-		{"≤ 1.35× HAProxy on H2", ratioCol{"edge-lean", "haproxy"}, "h2tls/56", 1.35},
-		{"security stack ≤ 1.15× (H1 TLS)", ratioCol{"edge-full", "edge-lean"}, "h1tls/56", 1.15},
-		{"security stack ≤ 1.15× (H2 TLS)", ratioCol{"edge-full", "edge-lean"}, "h2tls/56", 1.15},
-		{"security stack ≤ 1.15× (H3)", ratioCol{"edge-full", "edge-lean"}, "h3/56", 1.15},
+		{"≤ 1.35× HAProxy on H2, 56 B", ratioCol{"edge-lean", "haproxy"}, "h2tls/56", 1.35},
+		{"≤ 1.2× HAProxy on H2, 64 KiB", ratioCol{"edge-lean", "haproxy"}, "h2tls/64k", 1.2},
+		{"≤ 0.5× Caddy on H3", ratioCol{"edge-lean", "caddy"}, "h3/56", 0.5},
+	}
+	for _, c := range b.cells {
+		g = append(g, struct {
+			what string
+			rc   ratioCol
+			cell string
+			max  float64
+		}{"security stack ≤ 1.15× (" + c.String() + ")", ratioCol{"edge-full", "edge-lean"}, c.key(), 1.15})
 	}
 	for _, x := range g {
 		r := b.ratio("closed", x.rc, x.cell)
@@ -278,6 +290,16 @@ func (b *bench) goals(p func(string, ...any)) {
 			met = "yes"
 		}
 		p("| %s | %s ÷ %s, %s proxy CPU/request | %s | %s |", x.what, b.label(x.rc.num), b.label(x.rc.den), x.cell, fmtF(r, 2), met)
+	}
+	if lean, ok := b.memOf("edge-lean"); ok {
+		if hap, ok := b.memOf("haproxy"); ok && hap.LoadPeakKB > 0 {
+			r := float64(lean.LoadPeakKB) / float64(hap.LoadPeakKB)
+			met := "no"
+			if r <= 2 {
+				met = "yes"
+			}
+			p("| peak RSS ≤ 2× HAProxy | edge lean ÷ HAProxy, %d idle connections + load | %s | %s |", olIdleConns, fmtF(r, 2), met)
+		}
 	}
 	if !contains(b.arm("edge-full").conf.accepted, "waf") {
 		p("")

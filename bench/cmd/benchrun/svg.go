@@ -34,13 +34,38 @@ func (b *bench) svg() string {
 		l := math.Log2(v) / math.Log2(axisMax)
 		return center + plotW/2*math.Max(-1, math.Min(1, l))
 	}
+	type bar struct {
+		v     float64
+		color string
+	}
+	type group struct {
+		label string
+		bars  []bar
+	}
+	var groups []group
+	for _, c := range b.cells {
+		g := group{label: c.String()}
+		for _, s := range svgSeries {
+			g.bars = append(g.bars, bar{b.ratio("closed", s.rc, c.key()), s.color})
+		}
+		groups = append(groups, g)
+	}
+	// Open loop: a peer's highest sustained rate ÷ edge lean's, so that here too a bar to the
+	// right means edge does worse than the peer.
+	for _, proto := range olProtos {
+		g := group{label: protoName(proto) + ", sustained rate"}
+		for _, s := range svgSeries[:3] {
+			g.bars = append(g.bars, bar{1 / b.olRatio(s.rc.den, proto), s.color})
+		}
+		groups = append(groups, g)
+	}
 	var rows strings.Builder
 	y := top
-	for _, c := range b.cells {
+	for _, g := range groups {
 		groupTop := y
-		for _, s := range svgSeries {
-			r := b.ratio("closed", s.rc, c.key())
-			if math.IsNaN(r) || r <= 0 {
+		for _, s := range g.bars {
+			r := s.v
+			if math.IsNaN(r) || math.IsInf(r, 0) || r <= 0 {
 				continue
 			}
 			x0, x1 := x(1), x(r)
@@ -62,7 +87,7 @@ func (b *bench) svg() string {
 		if y == groupTop {
 			continue
 		}
-		fmt.Fprintf(&rows, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="end">%s</text>`+"\n", left-8, (groupTop+y)/2+4, html.EscapeString(c.String()))
+		fmt.Fprintf(&rows, `<text x="%.1f" y="%.1f" font-size="12" text-anchor="end">%s</text>`+"\n", left-8, (groupTop+y)/2+4, html.EscapeString(g.label))
 		y += gap
 	}
 	height := y + 40
@@ -90,7 +115,7 @@ func (b *bench) svg() string {
 		fmt.Fprintf(&w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e69500" stroke-dasharray="4 3"/>`+"\n", x(g.v), top-8-float64(2-i)*10, x(g.v), y)
 		fmt.Fprintf(&w, `<text x="%.1f" y="%.1f" font-size="9" fill="#b36b00">%s</text>`+"\n", x(g.v)+3, top-9-float64(2-i)*10, g.name)
 	}
-	fmt.Fprintf(&w, `<text x="10" y="%.0f" font-size="10">Bars beyond 1/8× or 8× are cut; the number is the true ratio. Each ratio is computed within one round. Source: bench/results/latest-samples.csv</text>`+"\n", height-10)
+	fmt.Fprintf(&w, `<text x="10" y="%.0f" font-size="10">Bars beyond 1/8× or 8× are cut; the number is the true ratio. Closed-loop ratios are per round; sustained-rate bars are a peer's highest rate with p99 ≤ 10 ms ÷ edge lean's. Source: bench/results/latest-samples.json</text>`+"\n", height-10)
 	w.WriteString("</svg>\n")
 	return w.String()
 }
