@@ -66,6 +66,10 @@ const (
 	DefaultGlitchRatio = 0.5
 	// DefaultBanClosesConnections is server.abuse.ban_closes_connections.
 	DefaultBanClosesConnections = true
+	// DefaultGCPercent is runtime.gc_percent: Go's own default (see RuntimeConfig).
+	DefaultGCPercent = 100
+	// DefaultMemoryLimit is runtime.memory_limit: 90 % of the cgroup's limit when there is one.
+	DefaultMemoryLimit = "auto"
 	// DefaultBanCloseGraceMS is server.abuse.ban_close_grace_ms.
 	DefaultBanCloseGraceMS = 2_000
 
@@ -92,6 +96,7 @@ func DefaultConfig() Config {
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
 		Tracing:     tracing.DefaultConfig(),
+		Runtime:     RuntimeConfig{GCPercent: DefaultGCPercent, MemoryLimit: DefaultMemoryLimit},
 		Compression: contentcoding.DefaultConfig(),
 		Headers:     secheaders.DefaultConfig(),
 		Listen: ListenConfig{

@@ -103,6 +103,7 @@ func (s *Server) Reload(trigger string) ReloadResult {
 	}
 	s.snap.Store(snap)
 	res.OK = true
+	applyRuntime(cfg.Runtime, cgroupRoot, s.log)
 	// A client the new blocklist refuses loses the connections it holds, not only its next one.
 	s.closeBlocklisted(snap)
 	// Backends the new snapshot did not take over are closed once their requests in flight are done:

@@ -140,6 +140,7 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	s.snap.Store(snap)
+	applyRuntime(cfg.Runtime, cgroupRoot, logger)
 	return s, nil
 }
 
