@@ -55,6 +55,7 @@ var allowedImports = map[string][]string{
 		"github.com/BurntSushi/toml",
 		"github.com/prometheus/client_golang",
 		"github.com/quic-go/quic-go",
+		"golang.org/x/net/http/httpguts",
 		"golang.org/x/net/http2",
 	},
 

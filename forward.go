@@ -15,13 +15,15 @@ import (
 )
 
 // backend is a compiled backend: its upstream pool (servers, connection pools, balancing, health,
-// retries) and the reverse proxy that streams requests and responses through it.
+// retries), through which proxy (forward_proxy.go) streams requests and responses.
 type backend struct {
-	name  string
-	cfg   upstream.BackendConfig
-	pool  *upstream.Pool
-	proxy *httputil.ReverseProxy
-	srv   *Server
+	name string
+	cfg  upstream.BackendConfig
+	pool *upstream.Pool
+	// upgrade forwards Upgrade requests (WebSocket over HTTP/1.1): ReverseProxy hijacks the client
+	// connection and copies both ways once the backend has switched protocols.
+	upgrade *httputil.ReverseProxy
+	srv     *Server
 }
 
 func (s *Server) newBackend(name string, cfg upstream.BackendConfig) (*backend, error) {
@@ -30,8 +32,8 @@ func (s *Server) newBackend(name string, cfg upstream.BackendConfig) (*backend, 
 		return nil, err
 	}
 	b := &backend{name: name, cfg: cfg, pool: pool, srv: s}
-	b.proxy = &httputil.ReverseProxy{
-		Rewrite:        b.rewrite,
+	b.upgrade = &httputil.ReverseProxy{
+		Rewrite:        func(pr *httputil.ProxyRequest) { b.rewriteOut(pr.In, pr.Out) },
 		Transport:      pool,
 		FlushInterval:  -1,
 		ErrorHandler:   b.fail,
@@ -72,7 +74,7 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	if ex.trace != nil {
 		r = b.srv.startClientSpan(r, ex)
 	}
-	b.proxy.ServeHTTP(w, r)
+	b.proxy(w, r)
 	if ex.tooEarly {
 		// The backend answered 425 to the request forwarded in 0-RTT. Once the handshake has
 		// completed the request cannot be a replay: it is sent again, without Early-Data (it has no
@@ -82,7 +84,7 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 		if awaitHandshake(r.Context(), ex.conn.handshakeDone) != nil || ex.bytesIn.Load() > 0 {
 			b.srv.respond(w, r, ex, deny(denyTooEarly, "backend answered 425 and the handshake did not complete"))
 		} else {
-			b.proxy.ServeHTTP(w, r)
+			b.proxy(w, r)
 		}
 	}
 	ex.upTime = time.Since(ex.upStart)
@@ -91,18 +93,17 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// rewrite sets the outbound request: the canonical path (what routing decided on is what the backend
-// receives), the forwarding headers, and the Edge-* headers. ReverseProxy has already removed
-// hop-by-hop headers and any inbound X-Forwarded-*/Forwarded; inbound values are kept only when the
-// peer is a trusted proxy.
-func (b *backend) rewrite(pr *httputil.ProxyRequest) {
-	ex := exchangeFrom(pr.In.Context())
+// rewriteOut sets the outbound request out made from the client's in: the canonical path (what
+// routing decided on is what the backend receives), the forwarding headers, and the Edge-* headers.
+// Hop-by-hop fields and any inbound X-Forwarded-*/Forwarded are already gone from out; inbound values
+// are kept only when the peer is a trusted proxy.
+func (b *backend) rewriteOut(in, out *http.Request) {
+	ex := exchangeFrom(in.Context())
 	ex.upstream = b.name
-	out := pr.Out
 	out.URL.Scheme = "http" // the pool sets the scheme and address of the server it picks
 	out.URL.Host = b.name
 	_ = routes.ApplyPath(out.URL, ex.path)
-	out.Host = pr.In.Host
+	out.Host = in.Host
 	if ex.rt != nil {
 		ex.rt.RequestHeaders.Apply(out.Header)
 	}
@@ -114,15 +115,15 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 	// instead of one per field); keys are canonical, as Header.Set would make them.
 	hb := headerBatch{h: h, vals: make([]string, 0, 10)}
 	peer := ex.peer.String()
-	if xff := pr.In.Header.Values("X-Forwarded-For"); ex.trustPeer && len(xff) > 0 {
+	if xff := in.Header.Values("X-Forwarded-For"); ex.trustPeer && len(xff) > 0 {
 		hb.set("X-Forwarded-For", strings.Join(xff, ", ")+", "+peer)
 	} else {
 		hb.set("X-Forwarded-For", peer)
 	}
 	hb.set("X-Forwarded-Proto", ex.scheme)
-	hb.set("X-Forwarded-Host", pr.In.Host)
-	fwd := "for=" + forwardedNode(peer) + ";host=" + quoteForwarded(pr.In.Host) + ";proto=" + ex.scheme
-	if prev := pr.In.Header.Values("Forwarded"); ex.trustPeer && len(prev) > 0 {
+	hb.set("X-Forwarded-Host", in.Host)
+	fwd := "for=" + forwardedNode(peer) + ";host=" + quoteForwarded(in.Host) + ";proto=" + ex.scheme
+	if prev := in.Header.Values("Forwarded"); ex.trustPeer && len(prev) > 0 {
 		fwd = strings.Join(prev, ", ") + ", " + fwd
 	}
 	hb.set("Forwarded", fwd)
@@ -132,11 +133,11 @@ func (b *backend) rewrite(pr *httputil.ProxyRequest) {
 		hb.set("Early-Data", "1")
 	}
 	if ex.snap.cfg.Server.Via {
-		h.Add("Via", viaValue(pr.In.ProtoMajor, pr.In.ProtoMinor))
+		h.Add("Via", viaValue(in.ProtoMajor, in.ProtoMinor))
 	}
 	if ex.trace != nil {
 		// The backend continues the trace under edge's client span (W3C Trace Context).
-		b.srv.tracer.Inject(pr.Out.Context(), h)
+		b.srv.tracer.Inject(out.Context(), h)
 	}
 	if c := ex.conn; c != nil {
 		hb.set(canonTLSVersion, c.tls.Version)

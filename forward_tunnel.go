@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"strings"
 	"time"
 
@@ -85,7 +84,7 @@ func (b *backend) serveTunnel(w http.ResponseWriter, r *http.Request, ex *exchan
 	out.Body, out.ContentLength, out.GetBody = nil, 0, nil
 	out.Header.Del(":protocol")
 	removeHopHeaders(out.Header)
-	b.rewrite(&httputil.ProxyRequest{In: r, Out: out})
+	b.rewriteOut(r, out)
 	out.Header.Set("Connection", "Upgrade")
 	out.Header.Set("Upgrade", "websocket")
 	out.Header.Set("Sec-WebSocket-Key", key)

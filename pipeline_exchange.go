@@ -44,8 +44,9 @@ type exchange struct {
 	detail    string       // what the log says about reason; never sent to the client
 	bytesIn   atomic.Int64 // written by whoever reads the body (a tunnel's copier may outlive the handler)
 	trustPeer bool
-	early     bool // forwarded in 0-RTT, before the handshake completed (Early-Data: 1)
-	tooEarly  bool // the backend answered 425 to the early request: send it again after the handshake
+	early     bool     // forwarded in 0-RTT, before the handshake completed (Early-Data: 1)
+	tooEarly  bool     // the backend answered 425 to the early request: send it again after the handshake
+	relay     relay1xx // the outbound request's URL and the trace relaying 1xx responses (forward_proxy.go)
 
 	preflight bool   // a CORS preflight for a route with [routes.cors]: answered at the edge
 	origin    string // the request's Origin on a route with [routes.cors]
