@@ -1,10 +1,10 @@
 package edge
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -19,12 +19,17 @@ var logLevels = map[string]slog.Level{
 	"error": slog.LevelError,
 }
 
-// accessLog writes one JSON line per request. JSON encoding escapes control characters, so client
-// data (paths, hosts, user agents) cannot forge or break lines.
+// accessLog writes one JSON line per request (log_access_json.go). JSON encoding escapes control
+// characters, so client data (paths, hosts, user agents) cannot forge or break lines.
 type accessLog struct {
-	logger *slog.Logger // nil when off
-	file   *reopenFile  // non-nil when log.access is a path
+	mu   sync.Mutex  // one Write per line, lines never interleaved
+	w    io.Writer   // nil when off
+	file *reopenFile // non-nil when log.access is a path
 }
+
+// accessLines recycles the line buffers: a line is built without allocating once its buffer has
+// grown to the size of the longest line seen.
+var accessLines = sync.Pool{New: func() any { return &jsonLine{b: make([]byte, 0, 1024)} }}
 
 // reopenFile is the access log file: Reopen (on SIGHUP, after logrotate moved the file away) opens
 // the path again and swaps it in under the lock every write takes.
@@ -82,14 +87,7 @@ func openAccessLog(where string, override io.Writer) (*accessLog, error) {
 		al.file = &reopenFile{path: where, f: f}
 		w = al.file
 	}
-	al.logger = slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if len(groups) == 0 && (a.Key == slog.LevelKey || a.Key == slog.MessageKey) {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
+	al.w = w
 	return al, nil
 }
 
@@ -109,83 +107,112 @@ func (al *accessLog) close() error {
 }
 
 func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
-	if al.logger == nil {
+	if al.w == nil {
 		return
 	}
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	attrs := make([]slog.Attr, 0, 20)
-	attrs = append(attrs,
-		slog.String("request_id", ex.id),
-		slog.String("client", ex.client.String()),
-		slog.String("peer", ex.peer.String()),
-		slog.String("protocol", ex.proto),
-		slog.String("scheme", ex.scheme),
-		slog.String("host", ex.host),
-		slog.String("method", r.Method),
-		slog.String("path", ex.path),
-		slog.String("query", r.URL.RawQuery),
-		slog.Int("status", status),
-		slog.Int64("bytes_in", ex.bytesIn.Load()),
-		slog.Int64("bytes_out", rec.bytes),
-		slog.Float64("duration_ms", float64(time.Since(ex.start).Microseconds())/1000),
-		slog.String("route", ex.route),
-		slog.String("backend", ex.backend),
-		slog.String("user_agent", r.UserAgent()),
-	)
+	l := accessLines.Get().(*jsonLine)
+	l.begin(time.Now())
+	l.str("request_id", ex.id)
+	l.key("client")
+	l.b = appendAddrJSON(l.b, ex.client)
+	l.key("peer")
+	l.b = appendAddrJSON(l.b, ex.peer)
+	l.str("protocol", ex.proto)
+	l.str("scheme", ex.scheme)
+	l.str("host", ex.host)
+	l.str("method", r.Method)
+	l.str("path", ex.path)
+	l.str("query", r.URL.RawQuery)
+	l.int("status", int64(status))
+	l.int("bytes_in", ex.bytesIn.Load())
+	l.int("bytes_out", rec.bytes)
+	l.ms("duration_ms", time.Since(ex.start))
+	l.str("route", ex.route)
+	l.str("backend", ex.backend)
+	l.str("user_agent", r.UserAgent())
 	if ex.trace != nil && ex.trace.id != "" {
-		attrs = append(attrs, slog.String("trace_id", ex.trace.id))
+		l.str("trace_id", ex.trace.id)
 	}
 	if c := ex.conn; c != nil {
-		attrs = append(attrs,
-			slog.String("tls_version", c.tls.Version),
-			slog.String("tls_group", c.tls.Group),
-			slog.Bool("pq", c.tls.PQ),
-			slog.String("sni", c.tls.SNI),
-			slog.String("ja4", c.fp.JA4),
-			slog.String("ja3_hash", c.fp.JA3Hash),
-		)
+		l.str("tls_version", c.tls.Version)
+		l.str("tls_group", c.tls.Group)
+		l.boolean("pq", c.tls.PQ)
+		l.str("sni", c.tls.SNI)
+		l.str("ja4", c.fp.JA4)
+		l.str("ja3_hash", c.fp.JA3Hash)
 		if ex.fpMatched {
-			attrs = append(attrs, slog.String("fp_label", ex.fpMatch.Label), slog.String("fp_class", ex.fpMatch.Class.String()))
+			l.str("fp_label", ex.fpMatch.Label)
+			l.str("fp_class", ex.fpMatch.Class.String())
 		}
 		if ex.uaMismatch {
-			attrs = append(attrs, slog.Bool("ua_mismatch", true))
+			l.boolean("ua_mismatch", true)
 		}
 	}
 	if ex.upstream != "" {
-		attrs = append(attrs, slog.String("upstream", ex.upstream), slog.Int("upstream_status", ex.upStatus),
-			slog.Float64("upstream_ms", float64(ex.upTime.Microseconds())/1000))
+		l.str("upstream", ex.upstream)
+		l.int("upstream_status", int64(ex.upStatus))
+		l.ms("upstream_ms", ex.upTime)
 	}
 	if c := ex.enc.Coding(); c != contentcoding.Identity {
-		attrs = append(attrs, slog.String("content_encoding", c.String())) // bytes_out counts the encoded bytes
+		l.str("content_encoding", c.String()) // bytes_out counts the encoded bytes
 	}
 	if v := ex.waf; v.Score > 0 || len(v.Matches) > 0 {
-		ids := make([]string, 0, len(v.Matches))
-		attrs = append(attrs, slog.String("waf", v.Action.String()), slog.Int("waf_score", v.Score),
-			slog.Any("waf_rules", v.RuleIDs(ids)), slog.Any("waf_matches", v.Matches))
+		l.str("waf", v.Action.String())
+		l.int("waf_score", int64(v.Score))
+		l.key("waf_rules")
+		l.b = append(l.b, '[')
+		for i := range v.Matches {
+			if i > 0 {
+				l.b = append(l.b, ',')
+			}
+			l.b = appendJSONString(l.b, v.Matches[i].RuleID)
+		}
+		l.b = append(l.b, ']')
+		l.matches("waf_matches", v.Matches)
 	}
 	if ex.limit.Policy != "" {
-		attrs = append(attrs, slog.String("ratelimit", limitDecision(ex)), slog.String("ratelimit_policy", ex.limit.Policy))
+		l.str("ratelimit", limitDecision(ex))
+		l.str("ratelimit_policy", ex.limit.Policy)
 	}
 	if cc := ex.clientCert; cc != nil {
-		attrs = append(attrs, slog.String("client_cert_subject", cc.Subject), slog.String("client_cert_sha256", cc.Fingerprint),
-			slog.Bool("client_cert_verified", cc.Err == nil))
+		l.str("client_cert_subject", cc.Subject)
+		l.str("client_cert_sha256", cc.Fingerprint)
+		l.boolean("client_cert_verified", cc.Err == nil)
 	}
 	if ex.authMethod != "" {
-		attrs = append(attrs, slog.String("auth", ex.authMethod))
+		l.str("auth", ex.authMethod)
 		if ex.authUser != "" {
-			attrs = append(attrs, slog.String("auth_user", ex.authUser))
+			l.str("auth_user", ex.authUser)
 		}
 	}
 	if ex.reason != denyNone {
-		attrs = append(attrs, slog.String("reason", ex.reason.String()))
+		l.str("reason", ex.reason.String())
 		if ex.detail != "" {
-			attrs = append(attrs, slog.String("detail", ex.detail))
+			l.str("detail", ex.detail)
 		}
 	}
-	al.logger.LogAttrs(context.Background(), slog.LevelInfo, "", attrs...)
+	l.end()
+	al.mu.Lock()
+	_, _ = al.w.Write(l.b)
+	al.mu.Unlock()
+	if cap(l.b) <= 64<<10 { // a line made huge by one request does not stay pinned in the pool
+		accessLines.Put(l)
+	}
+}
+
+// appendAddrJSON appends an address as a JSON string without a temporary string.
+func appendAddrJSON(b []byte, a netip.Addr) []byte {
+	b = append(b, '"')
+	if a.IsValid() {
+		b = a.AppendTo(b)
+	} else {
+		b = append(b, "invalid IP"...)
+	}
+	return append(b, '"')
 }
 
 // limitDecision names the request limiter's decision: "allow", "detect" or "deny".
