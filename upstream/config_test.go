@@ -63,7 +63,7 @@ func TestValidate(t *testing.T) {
 			"idle_timeout_ms: must be 1-86400000 (0 for the default), got -5",
 			"response_header_timeout_ms: must be 1-86400000 (0 for the default), got 86400001",
 		}},
-		{"lb", with(func(c *BackendConfig) { c.LB = "random" }), []string{`lb: must be "round_robin", "least_outstanding", "hash_ip" or "hash_header", got "random"`}},
+		{"lb", with(func(c *BackendConfig) { c.LB = "random" }), []string{`lb: must be "round_robin", "least_outstanding", "least_time", "hash_ip" or "hash_header", got "random"`}},
 		{"hash_header missing", with(func(c *BackendConfig) { c.LB = LBHashHeader }), []string{`hash_header: a header name is required with lb = "hash_header", got ""`}},
 		{"hash_header unused", with(func(c *BackendConfig) { c.HashHeader = "X-User" }), []string{`hash_header: only used with lb = "hash_header"`}},
 		{"attempts", with(func(c *BackendConfig) { c.MaxAttempts = 6 }), []string{"max_attempts: must be 1-5 (0 for the default), got 6"}},
