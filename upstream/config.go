@@ -392,7 +392,12 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 		bad("passive_health.max_fails", "must be 1-1000 (0 for the default), got "+strconv.Itoa(x.Passive.MaxFails))
 	}
 	ms("passive_health.eject_ms", x.Passive.EjectMS)
-	ms("slow_start_ms", x.SlowStartMS)
+	off := func(key string, v int64) {
+		if v < 0 || v > maxTimeoutMS {
+			bad(key, "must be 0-"+strconv.FormatInt(maxTimeoutMS, 10)+" (0 is off), got "+strconv.FormatInt(v, 10))
+		}
+	}
+	off("slow_start_ms", x.SlowStartMS)
 	pc := x.Passive
 	if pc.MaxEjectMS < pc.EjectMS || pc.MaxEjectMS > maxTimeoutMS {
 		bad("passive_health.max_eject_ms", "must be passive_health.eject_ms-"+strconv.FormatInt(maxTimeoutMS, 10)+", got "+strconv.FormatInt(pc.MaxEjectMS, 10))
@@ -400,7 +405,7 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 	if pc.Consecutive5xx < 0 || pc.Consecutive5xx > 1000 {
 		bad("passive_health.consecutive_5xx", "must be 0-1000 (0 is off), got "+strconv.Itoa(pc.Consecutive5xx))
 	}
-	ms("passive_health.latency_ms", pc.LatencyMS)
+	off("passive_health.latency_ms", pc.LatencyMS)
 	if pc.MaxEjectionPercent < 1 || pc.MaxEjectionPercent > 100 {
 		bad("passive_health.max_ejection_percent", "must be 1-100 (0 for the default), got "+strconv.Itoa(pc.MaxEjectionPercent))
 	}
