@@ -52,6 +52,7 @@ type Config struct {
 	Auth        auth.Config                       `toml:"auth"`
 	Admin       AdminConfig                       `toml:"admin"`
 	Tracing     tracing.Config                    `toml:"tracing"`
+	Discovery   DiscoveryConfig                   `toml:"discovery"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.

@@ -294,12 +294,7 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 	if len(x.Servers) > 0 && primaries == 0 {
 		bad("servers", "every server is a backup: at least one must not be")
 	}
-	for i, r := range x.Resolvers {
-		host, _, _ := net.SplitHostPort(r)
-		if msg := checkAddress(r); msg != "" || net.ParseIP(host) == nil {
-			bad("resolvers["+strconv.Itoa(i)+"]", "want ip:port of a DNS server, got "+strconv.Quote(r))
-		}
-	}
+	errs = append(errs, ValidateResolvers(x.Resolvers)...)
 	if !discovery {
 		for key, set := range map[string]bool{"resolvers": len(c.Resolvers) > 0,
 			// The defaults (from DefaultBackendConfig) are not a choice the operator made.
@@ -448,6 +443,32 @@ func checkAddress(a string) string {
 		return "invalid host in " + strconv.Quote(a)
 	}
 	return ""
+}
+
+// ValidateResolvers returns a problem ("resolvers[i]: ...") for each entry of a resolvers list
+// that is not the ip:port of a DNS server.
+func ValidateResolvers(list []string) []string {
+	var errs []string
+	for i, r := range list {
+		host, _, _ := net.SplitHostPort(r)
+		if msg := checkAddress(r); msg != "" || net.ParseIP(host) == nil {
+			errs = append(errs, "resolvers["+strconv.Itoa(i)+"]: want ip:port of a DNS server, got "+strconv.Quote(r))
+		}
+	}
+	return errs
+}
+
+// Discovers reports whether c has servers found through DNS (resolve = true or srv).
+func (c *BackendConfig) Discovers() bool {
+	if c.SRV != "" {
+		return true
+	}
+	for _, s := range c.Servers {
+		if s.Resolve || s.SRV != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkDNSName returns why s is not a DNS name ("" when it is): dot-separated labels of letters,

@@ -32,11 +32,12 @@ const (
 	ejectGateway ejectReason = iota // no response: connect failure, reset, timeout
 	ejectLatency                    // responses slower than latency_ms
 	eject5xx                        // consecutive 5xx responses
-	numEjectReasons
+	// NumEjectReasons is the number of ejection reasons.
+	NumEjectReasons
 )
 
 // EjectReasonNames are the labels of Stats.EjectionsByReason, by index.
-var EjectReasonNames = [numEjectReasons]string{"gateway_error", "latency", "5xx"}
+var EjectReasonNames = [NumEjectReasons]string{"gateway_error", "latency", "5xx"}
 
 // result classifies one attempt for outlier detection.
 type result uint8

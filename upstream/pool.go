@@ -37,7 +37,7 @@ type Pool struct {
 	ejectMu   sync.Mutex // serialises ejection decisions (the percent limit)
 	slowStart time.Duration
 	slowUntil atomic.Int64 // unix ns when the last slow start ends
-	ejectedBy [numEjectReasons]atomic.Uint64
+	ejectedBy [NumEjectReasons]atomic.Uint64
 	ejectSkip atomic.Uint64 // ejections refused by max_ejection_percent
 
 	disc *discovery // nil without resolve or srv entries

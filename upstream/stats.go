@@ -15,7 +15,7 @@ type Stats struct {
 	// Ejected counts the servers out now: ejected, or half-open and not yet readmitted.
 	Ejected int
 	// EjectionsByReason counts ejections by cause, indexed like EjectReasonNames.
-	EjectionsByReason [numEjectReasons]uint64
+	EjectionsByReason [NumEjectReasons]uint64
 	// EjectionsRefused counts ejections max_ejection_percent did not allow.
 	EjectionsRefused uint64
 }
