@@ -30,6 +30,7 @@ type zone struct {
 	mu   sync.Mutex
 	byQ  map[string][]dns.RR // "name/type" → records
 	name map[string]bool     // names that exist (else NXDOMAIN)
+	fail atomic.Bool         // answer SERVFAIL to everything
 }
 
 func startZone(t *testing.T, records ...string) *zone {
@@ -68,6 +69,11 @@ func (z *zone) serve(w dns.ResponseWriter, r *dns.Msg) {
 	q := r.Question[0]
 	m := new(dns.Msg)
 	m.SetReply(r)
+	if z.fail.Load() {
+		m.Rcode = dns.RcodeServerFailure
+		_ = w.WriteMsg(m)
+		return
+	}
 	m.Authoritative = true
 	name := strings.ToLower(q.Name)
 	z.mu.Lock()
@@ -436,6 +442,42 @@ backend = "srv"
 			t.Errorf("DNS errors of %s = %v, want 0", backend, n)
 		}
 	}
+}
+
+// TestBackendsDNSFailure: while the DNS server fails (SERVFAIL), the servers of the last good
+// answer keep serving, the failures are counted, and the next good answer applies.
+func TestBackendsDNSFailure(t *testing.T) {
+	port, origins := sameportOrigins(t, "127.0.0.2", "127.0.0.3", "127.0.0.4")
+	z := startZone(t, "api.test. 1 IN A 127.0.0.2", "api.test. 1 IN A 127.0.0.3")
+	e := startEdge(t, noConnLimit+fmt.Sprintf(`
+[backends.app]
+servers = [{ address = "api.test:%d", resolve = true }]
+resolvers = [%q]
+dns_min_ttl_ms = 100
+dns_max_ttl_ms = 200
+
+[[routes]]
+name = "app"
+backend = "app"
+`, port, z.addr))
+	load := startBackendLoad(t, e.url("https", "/x"), 1)
+	dnsErrors := func() float64 {
+		return scrape(t, e).sum("edge_upstream_dns_errors_total", map[string]string{"backend": "app"})
+	}
+	waitUntil(t, "both servers to serve", 10*time.Second, func() bool {
+		return load.served("127.0.0.2") > 0 && load.served("127.0.0.3") > 0
+	})
+	z.fail.Store(true)
+	waitUntil(t, "failed lookups", 10*time.Second, func() bool { return dnsErrors() >= 3 })
+	a, b := load.served("127.0.0.2"), load.served("127.0.0.3")
+	time.Sleep(500 * time.Millisecond)
+	if load.served("127.0.0.2") == a || load.served("127.0.0.3") == b {
+		t.Errorf("the last good servers stopped serving while DNS failed")
+	}
+	z.set(t, "api.test. 1 IN A 127.0.0.4")
+	z.fail.Store(false)
+	waitUntil(t, "the next good answer", 10*time.Second, func() bool { return origins["127.0.0.4"].hits.Load() > 0 })
+	load.finish(t)
 }
 
 // TestBackendsEjectionUnderLoad: one of three servers answers 500, later refuses connections, and
