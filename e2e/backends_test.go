@@ -339,7 +339,14 @@ func serverState(t *testing.T, e *testEdge, backend, addr string) string {
 // the TTL ran out (their connections drain and close, and then they stop altogether), the SRV
 // priority 20 target is never used while priority 10 ones are up, and not one request fails.
 func TestBackendsDiscoveryUnderLoad(t *testing.T) {
-	port, dnsOrigins := sameportOrigins(t, "127.0.0.2", "127.0.0.3", "127.0.0.4", "::1")
+	ips, aaaa := []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}, []string{}
+	if ln, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		ln.Close()
+		ips, aaaa = append(ips, "::1"), []string{"api.test. 1 IN AAAA ::1"}
+	} else {
+		t.Logf("no IPv6 loopback (%v): AAAA records left out", err)
+	}
+	port, dnsOrigins := sameportOrigins(t, ips...)
 	srvA := startBackendOrigin(t, "srv-a", "127.0.0.1:0")
 	srvB := startBackendOrigin(t, "srv-b", "127.0.0.1:0")
 	srvC := startBackendOrigin(t, "srv-c", "127.0.0.1:0")
@@ -349,10 +356,10 @@ func TestBackendsDiscoveryUnderLoad(t *testing.T) {
 		return fmt.Sprintf("_http._tcp.svc.test. 1 IN SRV %d 10 %s %s.", prio, p, target)
 	}
 	hosts := []string{"a.svc.test. 1 IN A 127.0.0.1", "b.svc.test. 1 IN A 127.0.0.1", "c.svc.test. 1 IN A 127.0.0.1", "d.svc.test. 1 IN A 127.0.0.1"}
-	z := startZone(t, append([]string{
-		"api.test. 1 IN A 127.0.0.2", "api.test. 1 IN A 127.0.0.3", "api.test. 1 IN AAAA ::1",
+	z := startZone(t, append(append([]string{
+		"api.test. 1 IN A 127.0.0.2", "api.test. 1 IN A 127.0.0.3",
 		srvRR(10, srvA, "a.svc.test"), srvRR(10, srvB, "b.svc.test"),
-	}, hosts...)...)
+	}, aaaa...), hosts...)...)
 	e := startEdge(t, noConnLimit+fmt.Sprintf(`
 [discovery]
 resolvers = [%q]
@@ -381,11 +388,11 @@ backend = "srv"
 	dnsLoad := startBackendLoad(t, e.url("https", "/dns"), 2)
 	srvLoad := startBackendLoad(t, e.url("https", "/srv"), 1)
 	waitUntil(t, "every first address to serve", 10*time.Second, func() bool {
-		return dnsLoad.served("127.0.0.2") > 0 && dnsLoad.served("127.0.0.3") > 0 && dnsLoad.served("::1") > 0 &&
+		return dnsLoad.served("127.0.0.2") > 0 && dnsLoad.served("127.0.0.3") > 0 && (len(aaaa) == 0 || dnsLoad.served("::1") > 0) &&
 			srvLoad.served("srv-a") > 0 && srvLoad.served("srv-b") > 0
 	})
-	if n := scrape(t, e).sum("edge_upstream_discovered_servers", map[string]string{"backend": "dns"}); n != 3 {
-		t.Errorf("discovered servers of dns = %v, want 3", n)
+	if n := scrape(t, e).sum("edge_upstream_discovered_servers", map[string]string{"backend": "dns"}); n != float64(2+len(aaaa)) {
+		t.Errorf("discovered servers of dns = %v, want %d", n, 2+len(aaaa))
 	}
 
 	// 127.0.0.2 and ::1 leave, 127.0.0.4 joins; SRV target b leaves, c joins, d waits at priority 20.
@@ -396,7 +403,10 @@ backend = "srv"
 	waitUntil(t, "the new addresses to serve", 10*time.Second, func() bool {
 		return dnsLoad.served("127.0.0.4") > 0 && srvLoad.served("srv-c") > 0
 	})
-	gone := []*backendOrigin{dnsOrigins["127.0.0.2"], dnsOrigins["::1"], srvB}
+	gone := []*backendOrigin{dnsOrigins["127.0.0.2"], srvB}
+	if len(aaaa) > 0 {
+		gone = append(gone, dnsOrigins["::1"])
+	}
 	// Requests in flight when the set changed finish; then the pools of the servers that left drain:
 	// their connections close.
 	waitUntil(t, "the connections to removed servers to close", 10*time.Second, func() bool {

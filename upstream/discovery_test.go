@@ -374,3 +374,36 @@ func TestDiscoveryFailureKick(t *testing.T) {
 		}
 	})
 }
+
+// TestDiscoveredTLSName: a discovered address is verified, and sent SNI, under the DNS name it
+// was found under, over every TLS protocol.
+func TestDiscoveredTLSName(t *testing.T) {
+	for _, proto := range []string{ProtoH1TLS, ProtoH2, ProtoH3} {
+		t.Run(proto, func(t *testing.T) {
+			var sni atomic.Value
+			o := startOrigin(t, proto, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				sni.Store(r.TLS.ServerName)
+			}), false)
+			for _, tc := range []struct {
+				name string
+				ok   bool
+			}{{"origin.test", true}, {"other.test", false}} {
+				lookup := func(_ context.Context, sc *ServerConfig) ([]target, time.Duration, error) {
+					return []target{{addr: o.addr, source: sc.Address, sni: tc.name, weight: 1}}, time.Hour, nil
+				}
+				cfg := testConfig(proto)
+				cfg.Servers = []ServerConfig{{Address: tc.name + ":443", Resolve: true}}
+				cfg.MaxAttempts = 1
+				p := mustPool(t, cfg, options{lookup: lookup})
+				_, _, err := do(t, p, "GET", "/", nil)
+				if (err == nil) != tc.ok {
+					t.Errorf("name %s: err %v, want success %v (the certificate is for origin.test)", tc.name, err, tc.ok)
+				}
+				if tc.ok && sni.Load() != tc.name {
+					t.Errorf("origin saw SNI %v, want %s", sni.Load(), tc.name)
+				}
+				p.Close()
+			}
+		})
+	}
+}

@@ -233,6 +233,14 @@ func TestSlowStart(t *testing.T) {
 		if p.Stats().Servers[0].SlowStart || time.Now().UnixNano() < p.slowUntil.Load() {
 			t.Errorf("stats: a still in slow start after slow_start_ms")
 		}
+		// Back up after the active health check marked it down: slow start again.
+		b := p.servers()[1]
+		for _, ok := range []bool{false, false, false, true, true} {
+			p.record(b, ok)
+		}
+		if st := p.Stats().Servers[1]; !st.Healthy || !st.SlowStart || st.State() != "slow-start" {
+			t.Errorf("b after down and up: %+v, want healthy in slow start", st)
+		}
 	})
 }
 
