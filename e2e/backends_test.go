@@ -652,7 +652,9 @@ func TestBackendsLeastTime(t *testing.T) {
 		t.Run(tc.lb, func(t *testing.T) {
 			fast := startBackendOrigin(t, "fast", "127.0.0.1:0")
 			slow := startBackendOrigin(t, "slow", "127.0.0.1:0")
-			slow.delay.Store(int64(20 * time.Millisecond))
+			// Far slower than a loaded box delays the fast one: peak EWMA keeps any spike of the
+			// fast server for seconds.
+			slow.delay.Store(int64(100 * time.Millisecond))
 			e := startEdge(t, noConnLimit+fmt.Sprintf(`
 [backends.app]
 servers = [{ address = %q }, { address = %q }]

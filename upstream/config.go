@@ -137,9 +137,9 @@ type TLSConfig struct {
 // failure, reset, timeout; or a response slower than LatencyMS) or Consecutive5xx consecutive
 // 5xx responses. Its n-th ejection lasts n × EjectMS, at most MaxEjectMS (n goes down by one for
 // each EjectMS the server then stays in); never more than MaxEjectionPercent of the servers are
-// ejected at once (at least one may be). An ejection ends half-open: HalfOpenProbes requests
-// are let through, one at a time each, and if all succeed the server is back (slow start
-// applies), the first failure ejects it again.
+// ejected at once (at least one may be). An ejection ends half-open: up to HalfOpenProbes
+// requests are let through, and when all succeed the server is back (slow start applies); the
+// first failure ejects it again.
 type PassiveConfig struct {
 	MaxFails           int   `toml:"max_fails"`
 	EjectMS            int64 `toml:"eject_ms"`
