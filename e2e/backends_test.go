@@ -615,22 +615,26 @@ backend = "app"
 	waitUntil(t, "the first server to serve", 10*time.Second, func() bool { return old.hits.Load() > 20 })
 	z.set(t, "api.test. 1 IN A 127.0.0.2", "api.test. 1 IN A 127.0.0.3")
 	waitUntil(t, "the new server to serve", 10*time.Second, func() bool { return joined.hits.Load() > 0 })
-	if st := serverState(t, e, "app", origins["127.0.0.3"].addr); st != "slow-start" {
-		t.Errorf("status page shows the joining server %s, want slow-start", st)
+	// The joining server's share in four windows from its first request: [0, 1 s), [1 s, 2 s),
+	// [2 s, 3 s), [3.5 s, 4.5 s). Counts are taken at those instants; the status check between
+	// them takes no window's time.
+	t0 := time.Now()
+	type mark struct{ old, joined int64 }
+	at := func(d time.Duration) mark {
+		time.Sleep(time.Until(t0.Add(d)))
+		return mark{old.hits.Load(), joined.hits.Load()}
 	}
-	// The share of the joining server in four windows: [0, 1 s), [1 s, 2 s), [2 s, 3 s), [3.5 s, 4.5 s).
-	var shares []float64
-	window := func() float64 {
-		o0, j0 := old.hits.Load(), joined.hits.Load()
-		time.Sleep(time.Second)
-		o, j := old.hits.Load()-o0, joined.hits.Load()-j0
+	share := func(a, b mark) float64 {
+		o, j := b.old-a.old, b.joined-a.joined
 		return float64(j) / float64(max(o+j, 1))
 	}
-	for range 3 {
-		shares = append(shares, window())
+	m0 := at(0)
+	if st := serverState(t, e, "app", joined.addr); st != "slow-start" {
+		t.Errorf("status page shows the joining server %s, want slow-start", st)
 	}
-	time.Sleep(500 * time.Millisecond)
-	shares = append(shares, window())
+	m1, m2, m3 := at(time.Second), at(2*time.Second), at(3*time.Second)
+	m4, m5 := at(3500*time.Millisecond), at(4500*time.Millisecond)
+	shares := []float64{share(m0, m1), share(m1, m2), share(m2, m3), share(m4, m5)}
 	load.finish(t)
 	t.Logf("joining server's share by second: %.2f", shares)
 	// Weight w(t) = 0.1 + 0.9 t/3 s: share w/(1+w) averages 0.19, 0.35, 0.46, then 0.5.

@@ -40,7 +40,7 @@ type Pool struct {
 	ejectedBy [NumEjectReasons]atomic.Uint64
 	ejectSkip atomic.Uint64 // ejections refused by max_ejection_percent
 
-	disc *discovery // nil without resolve or srv entries
+	disc *discovery // discovery.go; its loop runs only with resolve or srv entries
 
 	healthStop context.CancelFunc
 	healthDone sync.WaitGroup
@@ -94,7 +94,7 @@ type options struct {
 
 // New validates cfg and builds the pool of backend name; log (nil for none) receives health
 // changes. Servers with resolve or srv are resolved before New returns (each lookup bounded by
-// dnsQueryTimeout; a failed one leaves its entry empty until a later lookup succeeds). Active
+// dnsLookupTimeout; a failed one leaves its entry empty until a later lookup succeeds). Active
 // health checks and re-resolution start at once; Close stops them.
 func New(name string, cfg BackendConfig, log *slog.Logger) (*Pool, error) {
 	return newPool(name, cfg, log, options{})
