@@ -287,6 +287,7 @@ func collectAbuse(ch chan<- prometheus.Metric, a *abuseCounters) {
 }
 
 func collectPool(ch chan<- prometheus.Metric, st upstream.Stats) {
+	collectBackend(ch, st) // admin_collectors_upstream.go
 	for _, sv := range st.Servers {
 		gauge(ch, descUpstreamHealthy, boolFloat(sv.Healthy), st.Backend, sv.Address)
 		gauge(ch, descUpstreamEjected, boolFloat(sv.Ejected), st.Backend, sv.Address)

@@ -463,6 +463,13 @@ type statusServer struct {
 	Requests  uint64 `json:"requests"`
 	Errors    uint64 `json:"errors"`
 	OpenConns int64  `json:"open_conns"`
+
+	// State is upstream.ServerStats.State: up, slow-start, half-open, ejected, drained or down.
+	State           string  `json:"state"`
+	Source          string  `json:"source,omitempty"` // the DNS name it was discovered from
+	Backup          bool    `json:"backup"`
+	Weight          int     `json:"weight"`
+	EffectiveWeight float64 `json:"effective_weight"`
 }
 
 type statusReload struct {
@@ -528,7 +535,8 @@ func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
 			ps := snap.backends[name].pool.Stats()
 			b := statusBackend{Name: name, Protocol: ps.Protocol, Servers: make([]statusServer, 0, len(ps.Servers))}
 			for _, sv := range ps.Servers {
-				b.Servers = append(b.Servers, statusServer{Address: sv.Address, Healthy: sv.Healthy, Ejected: sv.Ejected,
+				b.Servers = append(b.Servers, statusServer{Address: sv.Address, State: sv.State(), Source: sv.Source, Backup: sv.Backup,
+					Weight: sv.Weight, EffectiveWeight: sv.EffectiveWeight, Healthy: sv.Healthy, Ejected: sv.Ejected,
 					InFlight: sv.InFlight, Requests: sv.Requests, Errors: sv.Errors, OpenConns: sv.OpenConns})
 			}
 			out.Backends = append(out.Backends, b)

@@ -53,6 +53,7 @@ type Config struct {
 	Admin       AdminConfig                       `toml:"admin"`
 	Tracing     tracing.Config                    `toml:"tracing"`
 	Runtime     RuntimeConfig                     `toml:"runtime"`
+	Discovery   DiscoveryConfig                   `toml:"discovery"`
 
 	// File is the path the configuration was read from (DefaultConfigName for the built-in one).
 	// Relative paths in the configuration are resolved against its directory.

@@ -24,26 +24,13 @@ import (
 // TestSampleAuthConfig uncomments the auth example of the repository's edge.toml and loads it, so
 // the documented keys can never rot.
 func TestSampleAuthConfig(t *testing.T) {
-	src, err := os.ReadFile("edge.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, block, ok := strings.Cut(string(src), "# BEGIN auth example\n")
-	block, _, ok2 := strings.Cut(block, "# END auth example")
-	if !ok || !ok2 {
-		t.Fatal("edge.toml lacks the auth example block")
-	}
-	var b strings.Builder
-	for _, line := range strings.Split(block, "\n") {
-		b.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "#"), " ") + "\n")
-	}
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
 	h, _ := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	os.WriteFile(filepath.Join(dir, "rules/users.txt"), []byte("alice:"+string(h)+"\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "rules/partners-ca.pem"), selfSignedCAPEM(t), 0o644)
 	os.WriteFile(filepath.Join(dir, "rules/admin-tokens"), []byte("ops:"+auth.TokenDigest("t")+"\n"), 0o600)
-	cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+b.String()))
+	cfg, problems := Load(filepath.Join(dir, "edge.toml"), []byte(testListen+exampleBlock(t, "auth")))
 	if problems.HasErrors() {
 		t.Fatalf("auth example: %v", problems)
 	}

@@ -75,7 +75,7 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 	}
 	backendCfgs := make(map[string]upstream.BackendConfig, len(cfg.Backends)+1)
 	for name, bc := range cfg.Backends {
-		backendCfgs[name] = bc
+		backendCfgs[name] = cfg.withDiscovery(bc)
 	}
 	if s.echo != nil {
 		backendCfgs[builtinEcho] = upstream.BackendConfig{Servers: []upstream.ServerConfig{{Address: s.echo.addr()}}, Protocol: upstream.ProtoH1}

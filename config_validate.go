@@ -32,6 +32,7 @@ func (c *Config) validate(s *problemSink) {
 	errs, warns = c.Tracing.Validate()
 	s.addLeaf("tracing", errs, warns)
 	c.validateBackends(s)
+	c.validateDiscovery(s)
 	c.validateRoutes(s)
 	c.validateAuth(s)
 	c.validateBrowser(s)

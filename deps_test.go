@@ -80,7 +80,7 @@ var allowedImports = map[string][]string{
 	// edge package.
 	"edge/tracing":  {"go.opentelemetry.io/otel"},
 	"edge/trust":    {"github.com/cloudflare/circl/sign/mldsa/mldsa65"},
-	"edge/upstream": {"github.com/quic-go/quic-go"},
+	"edge/upstream": {"github.com/miekg/dns", "github.com/quic-go/quic-go"},
 	"edge/waf":      {"github.com/BurntSushi/toml"},
 
 	// Shared machinery.

@@ -2,11 +2,13 @@ package upstream
 
 import (
 	"math"
+	"math/rand/v2"
 )
 
 const (
 	lbRoundRobin uint8 = iota
 	lbLeastOutstanding
+	lbLeastTime
 	lbHashIP
 	lbHashHeader
 )
@@ -45,41 +47,107 @@ func gcd(a, b int) int {
 	return a
 }
 
-// pick returns an available server not in tried, or nil.
-func (p *Pool) pick(key string, tried uint64, now int64) *server {
-	if key != "" && (p.lb == lbHashIP || p.lb == lbHashHeader) {
-		return p.pickHash(key, tried, now)
+// pick returns an available server not in tried, from the lowest tier that has one, or nil;
+// probe reports that it holds a half-open probe slot of the server.
+func (p *Pool) pick(key string, tried []*server, now int64) (s *server, probe bool) {
+	set := p.set.Load()
+	for range len(set.servers) + 1 {
+		s = p.pickSet(set, key, tried, now)
+		if s == nil || !s.ej.halfOpen.Load() {
+			return s, false
+		}
+		if s.ej.acquireProbe(p.outlier.halfOpenProbes) {
+			return s, true
+		}
+		// Another request took the last probe slot: s is no longer available, pick again.
 	}
-	if p.lb == lbLeastOutstanding {
-		return p.pickLeast(tried, now)
-	}
-	return p.pickRoundRobin(tried, now)
+	return nil, false
 }
 
-func (p *Pool) pickRoundRobin(tried uint64, now int64) *server {
-	n := uint64(len(p.schedule))
-	start := p.rr.Add(1) - 1
-	for i := range n {
-		s := p.servers[p.schedule[(start+i)%n]]
-		if tried&s.bit == 0 && s.available(now) {
+func (p *Pool) pickSet(set *serverSet, key string, tried []*server, now int64) *server {
+	for i := range set.groups {
+		g := &set.groups[i]
+		var s *server
+		switch {
+		case key != "" && (p.lb == lbHashIP || p.lb == lbHashHeader):
+			s = p.pickHash(g, key, tried, now)
+		case p.lb == lbLeastOutstanding:
+			s = p.pickLeast(g, tried, now)
+		case p.lb == lbLeastTime:
+			s = p.pickTime(g, tried, now)
+		case now < p.slowUntil.Load():
+			// Some server ramps up: its share follows its weight of the moment.
+			s = p.pickRandom(g, tried, now)
+		default:
+			s = p.pickRoundRobin(g, tried, now)
+		}
+		if s != nil {
 			return s
 		}
 	}
 	return nil
 }
 
-// pickLeast returns the server with the fewest in-flight requests per weight; ties rotate.
-func (p *Pool) pickLeast(tried uint64, now int64) *server {
-	n := uint64(len(p.servers))
+// eligible reports whether s may take the attempt: available and not tried by this request.
+func eligible(s *server, tried []*server, now int64) bool {
+	for _, t := range tried {
+		if t == s {
+			return false
+		}
+	}
+	return s.available(now)
+}
+
+func (p *Pool) pickRoundRobin(g *group, tried []*server, now int64) *server {
+	n := uint64(len(g.schedule))
 	start := p.rr.Add(1) - 1
-	var best *server
 	for i := range n {
-		s := p.servers[(start+i)%n]
-		if tried&s.bit != 0 || !s.available(now) {
+		s := g.servers[g.schedule[(start+i)%n]]
+		if eligible(s, tried, now) {
+			return s
+		}
+	}
+	return nil
+}
+
+// pickRandom draws a server with probability proportional to its weight of the moment.
+func (p *Pool) pickRandom(g *group, tried []*server, now int64) *server {
+	total := 0.0
+	for _, s := range g.servers {
+		if eligible(s, tried, now) {
+			total += s.effWeight(now)
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	x := rand.Float64() * total
+	var last *server
+	for _, s := range g.servers {
+		if !eligible(s, tried, now) {
 			continue
 		}
-		if best == nil || (s.inflight.Load()+1)*int64(best.weight) < (best.inflight.Load()+1)*int64(s.weight) {
-			best = s
+		last = s
+		if x -= s.effWeight(now); x < 0 {
+			return s
+		}
+	}
+	return last
+}
+
+// pickLeast returns the server with the fewest in-flight requests per weight; ties rotate.
+func (p *Pool) pickLeast(g *group, tried []*server, now int64) *server {
+	n := uint64(len(g.servers))
+	start := p.rr.Add(1) - 1
+	var best *server
+	bestLoad := 0.0
+	for i := range n {
+		s := g.servers[(start+i)%n]
+		if !eligible(s, tried, now) {
+			continue
+		}
+		if load := float64(s.inflight.Load()+1) / s.effWeight(now); best == nil || load < bestLoad {
+			best, bestLoad = s, load
 		}
 	}
 	return best
@@ -88,17 +156,17 @@ func (p *Pool) pickLeast(tried uint64, now int64) *server {
 // pickHash is weighted rendezvous hashing (highest random weight): each server scores
 // -weight/ln(u) for a uniform u drawn from hash(key, server); the highest score wins, so only
 // keys of a removed server move.
-func (p *Pool) pickHash(key string, tried uint64, now int64) *server {
+func (p *Pool) pickHash(g *group, key string, tried []*server, now int64) *server {
 	kh := fnv64(key)
 	var best *server
 	bestScore := 0.0
-	for _, s := range p.servers {
-		if tried&s.bit != 0 || !s.available(now) {
+	for _, s := range g.servers {
+		if !eligible(s, tried, now) {
 			continue
 		}
 		h := mix64(kh ^ s.seed)
 		u := (float64(h>>11) + 0.5) / (1 << 53)
-		score := -float64(s.weight) / math.Log(u)
+		score := -s.effWeight(now) / math.Log(u)
 		if best == nil || score > bestScore {
 			best, bestScore = s, score
 		}

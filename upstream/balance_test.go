@@ -146,7 +146,7 @@ func TestHashStickiness(t *testing.T) {
 				t.Errorf("64 keys used servers %v, want a spread over at least 3 of 4", used)
 			}
 			// Mark server 0 down: only its keys move.
-			p.servers[0].down.Store(true)
+			p.servers()[0].down.Store(true)
 			for key, srv := range first {
 				got := send(key)
 				if srv != "0" && got != srv {
@@ -193,7 +193,7 @@ func TestPickLeastWeighted(t *testing.T) {
 	cfg.LB = LBLeastOutstanding
 	cfg.Servers[1].Weight = 3
 	p := mustPool(t, cfg, options{})
-	a, b := p.servers[0], p.servers[1]
+	a, b := p.servers()[0], p.servers()[1]
 	tests := []struct {
 		inA, inB int64
 		want     *server
@@ -206,7 +206,7 @@ func TestPickLeastWeighted(t *testing.T) {
 	for _, tc := range tests {
 		a.inflight.Store(tc.inA)
 		b.inflight.Store(tc.inB)
-		if got := p.pickLeast(0, 0); got != tc.want {
+		if got := p.pickLeast(&p.set.Load().groups[0], nil, 0); got != tc.want {
 			t.Errorf("in flight a=%d b=%d: picked %s, want %s", tc.inA, tc.inB, got.addr, tc.want.addr)
 		}
 	}
@@ -223,7 +223,7 @@ func TestPickHashWeighted(t *testing.T) {
 	p := mustPool(t, cfg, options{})
 	n := 0
 	for i := range 4000 {
-		if p.pickHash("key-"+strconv.Itoa(i), 0, 0) == p.servers[1] {
+		if p.pickHash(&p.set.Load().groups[0], "key-"+strconv.Itoa(i), nil, 0) == p.servers()[1] {
 			n++
 		}
 	}

@@ -18,8 +18,11 @@ import (
 //	[backends.api]
 //	servers = [{ address = "10.0.0.1:8443", weight = 2 }, { address = "10.0.0.2:8443" }]
 //	protocol = "h2"                 # h1 | h1-tls | h2 | h2c | h3
-//	lb = "least_outstanding"        # round_robin | least_outstanding | hash_ip | hash_header
+//	lb = "least_outstanding"        # round_robin | least_outstanding | least_time | hash_ip | hash_header
 //	connect_timeout_ms = 5000
+//	slow_start_ms = 30000
+//	retry_statuses = [502, 503]
+//	resolvers = ["10.0.0.53:53"]    # for servers with resolve = true or srv
 //	[backends.api.tls]
 //	ca_file = "/etc/edge/origin-ca.pem"
 //	[backends.api.health]
@@ -28,8 +31,30 @@ import (
 // A zero value means the default from defaults.go, so a table decoded into a map entry (which
 // starts from the zero value) behaves like DefaultBackendConfig with the keys given.
 type BackendConfig struct {
-	// Servers are the origin servers; at least one, at most MaxServers.
+	// Servers are the origin servers; at least one, at most MaxServers entries. An entry with
+	// resolve = true or srv stands for every address its DNS name resolves to (discovery.go).
 	Servers []ServerConfig `toml:"servers"`
+	// SRV is shorthand for one more server entry { srv = SRV }: the servers of the backend are
+	// the targets of this DNS SRV name (RFC 2782).
+	SRV string `toml:"srv"`
+	// Resolvers are the DNS servers ("ip:port") asked for resolve and srv entries, in order
+	// until one answers; empty means the nameservers of /etc/resolv.conf.
+	Resolvers []string `toml:"resolvers"`
+	// DNSMinTTLMS and DNSMaxTTLMS bound the time a DNS answer is used before it is asked again:
+	// the smallest TTL of the records, raised to DNSMinTTLMS and lowered to DNSMaxTTLMS. A
+	// failed lookup keeps the last good servers and is retried after DNSMinTTLMS, doubling up to
+	// DNSMaxTTLMS.
+	DNSMinTTLMS int64 `toml:"dns_min_ttl_ms"`
+	DNSMaxTTLMS int64 `toml:"dns_max_ttl_ms"`
+	// SlowStartMS ramps the weight of a server that joins (discovered after the pool started)
+	// or returns (after an ejection or an active-health down) linearly from a tenth to its full
+	// weight over this time; 0 is off.
+	SlowStartMS int64 `toml:"slow_start_ms"`
+	// RetryStatuses are response statuses (500-599) after which an idempotent, replayable
+	// request is sent again to another server, within max_attempts; the response is discarded
+	// only when another server is available, else it is what the client gets. Empty: responses
+	// are never retried.
+	RetryStatuses []int `toml:"retry_statuses"`
 	// Protocol is the protocol spoken to every server: "h1" (HTTP/1.1 cleartext), "h1-tls"
 	// (HTTP/1.1 over TLS), "h2" (HTTP/2 over TLS, ALPN h2), "h2c" (HTTP/2 with prior knowledge
 	// over cleartext, RFC 9113 §3.3) or "h3" (HTTP/3 over QUIC).
@@ -55,8 +80,10 @@ type BackendConfig struct {
 	PingIntervalMS int64 `toml:"ping_interval_ms"`
 
 	// LB selects the server: "round_robin" (smooth weighted), "least_outstanding" (fewest
-	// in-flight requests per weight), "hash_ip" (rendezvous hash of the client IP) or
-	// "hash_header" (rendezvous hash of the HashHeader value).
+	// in-flight requests per weight), "least_time" (lowest peak-EWMA time to response headers
+	// times in-flight requests, per weight, of two servers drawn at random), "hash_ip"
+	// (rendezvous hash of the client IP) or "hash_header" (rendezvous hash of the HashHeader
+	// value).
 	LB string `toml:"lb"`
 	// HashHeader names the header hashed by lb = "hash_header".
 	HashHeader string `toml:"hash_header"`
@@ -71,12 +98,25 @@ type BackendConfig struct {
 	Health HealthConfig `toml:"health"`
 }
 
-// ServerConfig is one entry of `servers`.
+// ServerConfig is one entry of `servers`: Address, or SRV.
 type ServerConfig struct {
-	// Address is "host:port"; host is an IP literal or a DNS name.
+	// Address is "host:port"; host is an IP literal or a DNS name. Without Resolve a name is
+	// resolved when a connection is made and the entry is one server.
 	Address string `toml:"address"`
-	// Weight is 1-MaxWeight; 0 means 1.
+	// Resolve makes the entry every A and AAAA address of the host of Address (with its port),
+	// each a server of its own, re-resolved as the TTL says (dns_min_ttl_ms, dns_max_ttl_ms),
+	// and early after a connection to one of them fails. TLS verifies and sends SNI for the
+	// host name.
+	Resolve bool `toml:"resolve"`
+	// SRV is a DNS SRV name ("_http._tcp.api.internal"): every target of its records is a
+	// server with the record's port. The lowest priority number is used; a higher one only when
+	// every server of the lower ones is unavailable. Weights within a priority are
+	// proportional (scaled to 1-MaxWeight).
+	SRV string `toml:"srv"`
+	// Weight is 1-MaxWeight; 0 means 1. Not with SRV (the records carry the weights).
 	Weight int `toml:"weight"`
+	// Backup servers take requests only when no other server is available.
+	Backup bool `toml:"backup"`
 }
 
 // TLSConfig is `[backends.NAME.tls]`. Verification is on unless InsecureSkipVerify.
@@ -92,11 +132,22 @@ type TLSConfig struct {
 	InsecureSkipVerify bool `toml:"insecure_skip_verify"`
 }
 
-// PassiveConfig is `[backends.NAME.passive_health]`: MaxFails consecutive failed requests eject a
-// server for EjectMS.
+// PassiveConfig is `[backends.NAME.passive_health]`, outlier detection on live requests (after
+// Envoy's): a server is ejected after MaxFails consecutive gateway errors (no response: connect
+// failure, reset, timeout; or a response slower than LatencyMS) or Consecutive5xx consecutive
+// 5xx responses. Its n-th ejection lasts n × EjectMS, at most MaxEjectMS (n goes down by one for
+// each EjectMS the server then stays in); never more than MaxEjectionPercent of the servers are
+// ejected at once (at least one may be). An ejection ends half-open: up to HalfOpenProbes
+// requests are let through, and when all succeed the server is back (slow start applies); the
+// first failure ejects it again.
 type PassiveConfig struct {
-	MaxFails int   `toml:"max_fails"`
-	EjectMS  int64 `toml:"eject_ms"`
+	MaxFails           int   `toml:"max_fails"`
+	EjectMS            int64 `toml:"eject_ms"`
+	MaxEjectMS         int64 `toml:"max_eject_ms"`
+	Consecutive5xx     int   `toml:"consecutive_5xx"`
+	LatencyMS          int64 `toml:"latency_ms"`
+	MaxEjectionPercent int   `toml:"max_ejection_percent"`
+	HalfOpenProbes     int   `toml:"half_open_probes"`
 }
 
 // HealthConfig is `[backends.NAME.health]`: a GET of Path every IntervalMS; a status 200-399
@@ -124,6 +175,7 @@ const (
 const (
 	LBRoundRobin       = "round_robin"
 	LBLeastOutstanding = "least_outstanding"
+	LBLeastTime        = "least_time"
 	LBHashIP           = "hash_ip"
 	LBHashHeader       = "hash_header"
 )
@@ -157,16 +209,24 @@ func (c BackendConfig) withDefaults() BackendConfig {
 	ori(&c.MaxAttempts, d.MaxAttempts)
 	ori(&c.Passive.MaxFails, d.Passive.MaxFails)
 	or(&c.Passive.EjectMS, d.Passive.EjectMS)
+	or(&c.Passive.MaxEjectMS, max(d.Passive.MaxEjectMS, c.Passive.EjectMS))
+	ori(&c.Passive.MaxEjectionPercent, d.Passive.MaxEjectionPercent)
+	ori(&c.Passive.HalfOpenProbes, d.Passive.HalfOpenProbes)
+	or(&c.DNSMinTTLMS, d.DNSMinTTLMS)
+	or(&c.DNSMaxTTLMS, max(d.DNSMaxTTLMS, c.DNSMinTTLMS))
 	or(&c.Health.IntervalMS, d.Health.IntervalMS)
 	or(&c.Health.TimeoutMS, d.Health.TimeoutMS)
 	ori(&c.Health.HealthyThreshold, d.Health.HealthyThreshold)
 	ori(&c.Health.UnhealthyThreshold, d.Health.UnhealthyThreshold)
-	servers := make([]ServerConfig, len(c.Servers))
+	servers := make([]ServerConfig, len(c.Servers), len(c.Servers)+1)
 	for i, s := range c.Servers {
-		if s.Weight == 0 {
+		if s.Weight == 0 && s.SRV == "" {
 			s.Weight = 1
 		}
 		servers[i] = s
+	}
+	if c.SRV != "" {
+		servers = append(servers, ServerConfig{SRV: c.SRV})
 	}
 	c.Servers = servers
 	return c
@@ -184,18 +244,86 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 		bad("servers", "at most "+strconv.Itoa(MaxServers)+" servers, got "+strconv.Itoa(n))
 	}
 	seen := map[string]int{}
+	discovery, primaries := false, 0
 	for i, s := range x.Servers {
 		key := "servers[" + strconv.Itoa(i) + "]"
+		sub := func(k string) string { return key + "." + k }
+		if i == len(c.Servers) { // the backend's srv shorthand
+			key, sub = "srv", func(string) string { return "srv" }
+		}
+		if !s.Backup {
+			primaries++
+		}
+		if s.SRV != "" {
+			discovery = true
+			if s.Address != "" {
+				bad(key, "address and srv exclude each other")
+			}
+			if s.Resolve {
+				bad(sub("resolve"), "only with address: srv names are always resolved")
+			}
+			if s.Weight != 0 {
+				bad(sub("weight"), "not with srv: the SRV records carry the weights")
+			}
+			if msg := checkDNSName(s.SRV); msg != "" {
+				bad(sub("srv"), msg)
+			} else if j, dup := seen["srv:"+s.SRV]; dup {
+				bad(sub("srv"), "duplicate of servers["+strconv.Itoa(j)+"]")
+			} else {
+				seen["srv:"+s.SRV] = i
+			}
+			continue
+		}
 		if msg := checkAddress(s.Address); msg != "" {
-			bad(key+".address", msg)
+			bad(sub("address"), msg)
 		} else if j, dup := seen[s.Address]; dup {
-			bad(key+".address", "duplicate of servers["+strconv.Itoa(j)+"]")
+			bad(sub("address"), "duplicate of servers["+strconv.Itoa(j)+"]")
 		} else {
 			seen[s.Address] = i
+			if host, _, _ := net.SplitHostPort(s.Address); s.Resolve && net.ParseIP(host) != nil {
+				bad(sub("resolve"), "needs a DNS name, "+strconv.Quote(host)+" is an IP address")
+			}
+		}
+		if s.Resolve {
+			discovery = true
 		}
 		if s.Weight < 1 || s.Weight > MaxWeight {
-			bad(key+".weight", "must be 1-"+strconv.Itoa(MaxWeight)+", got "+strconv.Itoa(s.Weight))
+			bad(sub("weight"), "must be 1-"+strconv.Itoa(MaxWeight)+", got "+strconv.Itoa(s.Weight))
 		}
+	}
+	if len(x.Servers) > 0 && primaries == 0 {
+		bad("servers", "every server is a backup: at least one must not be")
+	}
+	errs = append(errs, ValidateResolvers(x.Resolvers)...)
+	if !discovery {
+		for key, set := range map[string]bool{"resolvers": len(c.Resolvers) > 0,
+			// The defaults (from DefaultBackendConfig) are not a choice the operator made.
+			"dns_min_ttl_ms": c.DNSMinTTLMS != 0 && c.DNSMinTTLMS != DefaultBackendConfig().DNSMinTTLMS,
+			"dns_max_ttl_ms": c.DNSMaxTTLMS != 0 && c.DNSMaxTTLMS != DefaultBackendConfig().DNSMaxTTLMS} {
+			if set {
+				bad(key, "only used with servers that have resolve = true or srv")
+			}
+		}
+	}
+	if x.DNSMinTTLMS < 1 || x.DNSMinTTLMS > maxTimeoutMS {
+		bad("dns_min_ttl_ms", "must be 1-"+strconv.FormatInt(maxTimeoutMS, 10)+" (0 for the default), got "+strconv.FormatInt(x.DNSMinTTLMS, 10))
+	}
+	if x.DNSMaxTTLMS < x.DNSMinTTLMS || x.DNSMaxTTLMS > maxTimeoutMS {
+		bad("dns_max_ttl_ms", "must be dns_min_ttl_ms-"+strconv.FormatInt(maxTimeoutMS, 10)+", got "+strconv.FormatInt(x.DNSMaxTTLMS, 10))
+	}
+	seenStatus := map[int]bool{}
+	for i, st := range x.RetryStatuses {
+		key := "retry_statuses[" + strconv.Itoa(i) + "]"
+		switch {
+		case st < 500 || st > 599:
+			bad(key, "must be a 5xx status, got "+strconv.Itoa(st))
+		case seenStatus[st]:
+			bad(key, "duplicate status "+strconv.Itoa(st))
+		}
+		seenStatus[st] = true
+	}
+	if len(x.RetryStatuses) > 0 && x.MaxAttempts == 1 {
+		bad("retry_statuses", "has no effect with max_attempts = 1")
 	}
 	switch x.Protocol {
 	case ProtoH1, ProtoH1TLS, ProtoH2, ProtoH2C, ProtoH3:
@@ -241,7 +369,7 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 		bad("ping_interval_ms", "only used with h2 and h2c, got protocol "+strconv.Quote(x.Protocol))
 	}
 	switch x.LB {
-	case LBRoundRobin, LBLeastOutstanding, LBHashIP:
+	case LBRoundRobin, LBLeastOutstanding, LBLeastTime, LBHashIP:
 		if x.HashHeader != "" {
 			bad("hash_header", `only used with lb = "hash_header"`)
 		}
@@ -250,7 +378,7 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 			bad("hash_header", "a header name is required with lb = \"hash_header\", got "+strconv.Quote(x.HashHeader))
 		}
 	default:
-		bad("lb", `must be "round_robin", "least_outstanding", "hash_ip" or "hash_header", got `+strconv.Quote(x.LB))
+		bad("lb", `must be "round_robin", "least_outstanding", "least_time", "hash_ip" or "hash_header", got `+strconv.Quote(x.LB))
 	}
 	if x.MaxAttempts < 1 || x.MaxAttempts > MaxAttempts {
 		bad("max_attempts", "must be 1-"+strconv.Itoa(MaxAttempts)+" (0 for the default), got "+strconv.Itoa(x.MaxAttempts))
@@ -259,6 +387,26 @@ func (c *BackendConfig) Validate() (errs, warns []string) {
 		bad("passive_health.max_fails", "must be 1-1000 (0 for the default), got "+strconv.Itoa(x.Passive.MaxFails))
 	}
 	ms("passive_health.eject_ms", x.Passive.EjectMS)
+	off := func(key string, v int64) {
+		if v < 0 || v > maxTimeoutMS {
+			bad(key, "must be 0-"+strconv.FormatInt(maxTimeoutMS, 10)+" (0 is off), got "+strconv.FormatInt(v, 10))
+		}
+	}
+	off("slow_start_ms", x.SlowStartMS)
+	pc := x.Passive
+	if pc.MaxEjectMS < pc.EjectMS || pc.MaxEjectMS > maxTimeoutMS {
+		bad("passive_health.max_eject_ms", "must be passive_health.eject_ms-"+strconv.FormatInt(maxTimeoutMS, 10)+", got "+strconv.FormatInt(pc.MaxEjectMS, 10))
+	}
+	if pc.Consecutive5xx < 0 || pc.Consecutive5xx > 1000 {
+		bad("passive_health.consecutive_5xx", "must be 0-1000 (0 is off), got "+strconv.Itoa(pc.Consecutive5xx))
+	}
+	off("passive_health.latency_ms", pc.LatencyMS)
+	if pc.MaxEjectionPercent < 1 || pc.MaxEjectionPercent > 100 {
+		bad("passive_health.max_ejection_percent", "must be 1-100 (0 for the default), got "+strconv.Itoa(pc.MaxEjectionPercent))
+	}
+	if pc.HalfOpenProbes < 1 || pc.HalfOpenProbes > 100 {
+		bad("passive_health.half_open_probes", "must be 1-100 (0 for the default), got "+strconv.Itoa(pc.HalfOpenProbes))
+	}
 	h := x.Health
 	if h.Path != "" && (h.Path[0] != '/' || strings.ContainsAny(h.Path, " \r\n\t#")) {
 		bad("health.path", "must be an absolute path without spaces, got "+strconv.Quote(h.Path))
@@ -293,6 +441,53 @@ func checkAddress(a string) string {
 	}
 	if strings.ContainsAny(host, " /@%") {
 		return "invalid host in " + strconv.Quote(a)
+	}
+	return ""
+}
+
+// ValidateResolvers returns a problem ("resolvers[i]: ...") for each entry of a resolvers list
+// that is not the ip:port of a DNS server.
+func ValidateResolvers(list []string) []string {
+	var errs []string
+	for i, r := range list {
+		host, _, _ := net.SplitHostPort(r)
+		if msg := checkAddress(r); msg != "" || net.ParseIP(host) == nil {
+			errs = append(errs, "resolvers["+strconv.Itoa(i)+"]: want ip:port of a DNS server, got "+strconv.Quote(r))
+		}
+	}
+	return errs
+}
+
+// Discovers reports whether c has servers found through DNS (resolve = true or srv).
+func (c *BackendConfig) Discovers() bool {
+	if c.SRV != "" {
+		return true
+	}
+	for _, s := range c.Servers {
+		if s.Resolve || s.SRV != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDNSName returns why s is not a DNS name ("" when it is): dot-separated labels of letters,
+// digits, '-' and '_', 1-63 bytes each, 253 in all; a final dot is allowed.
+func checkDNSName(s string) string {
+	name := strings.TrimSuffix(s, ".")
+	if name == "" || len(name) > 253 {
+		return "not a DNS name: " + strconv.Quote(s)
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || len(label) > 63 {
+			return "not a DNS name: " + strconv.Quote(s)
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return "not a DNS name: " + strconv.Quote(s)
+			}
+		}
 	}
 	return ""
 }

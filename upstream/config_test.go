@@ -63,13 +63,56 @@ func TestValidate(t *testing.T) {
 			"idle_timeout_ms: must be 1-86400000 (0 for the default), got -5",
 			"response_header_timeout_ms: must be 1-86400000 (0 for the default), got 86400001",
 		}},
-		{"lb", with(func(c *BackendConfig) { c.LB = "random" }), []string{`lb: must be "round_robin", "least_outstanding", "hash_ip" or "hash_header", got "random"`}},
+		{"lb", with(func(c *BackendConfig) { c.LB = "random" }), []string{`lb: must be "round_robin", "least_outstanding", "least_time", "hash_ip" or "hash_header", got "random"`}},
 		{"hash_header missing", with(func(c *BackendConfig) { c.LB = LBHashHeader }), []string{`hash_header: a header name is required with lb = "hash_header", got ""`}},
 		{"hash_header unused", with(func(c *BackendConfig) { c.HashHeader = "X-User" }), []string{`hash_header: only used with lb = "hash_header"`}},
 		{"attempts", with(func(c *BackendConfig) { c.MaxAttempts = 6 }), []string{"max_attempts: must be 1-5 (0 for the default), got 6"}},
 		{"passive", with(func(c *BackendConfig) { c.Passive = PassiveConfig{MaxFails: -1, EjectMS: -1} }), []string{
 			"passive_health.eject_ms: must be 1-86400000 (0 for the default), got -1",
 			"passive_health.max_fails: must be 1-1000 (0 for the default), got -1",
+		}},
+		{"address and srv", with(func(c *BackendConfig) { c.Servers[0].SRV = "_http._tcp.api.test" }), []string{"servers[0]: address and srv exclude each other"}},
+		{"srv with weight and resolve", with(func(c *BackendConfig) {
+			c.Servers = []ServerConfig{{SRV: "_http._tcp.api.test", Weight: 2, Resolve: true}}
+		}), []string{
+			"servers[0].resolve: only with address: srv names are always resolved",
+			"servers[0].weight: not with srv: the SRV records carry the weights",
+		}},
+		{"bad srv name", with(func(c *BackendConfig) { c.Servers = []ServerConfig{{SRV: "_http._tcp..test"}} }), []string{`servers[0].srv: not a DNS name: "_http._tcp..test"`}},
+		{"backend srv", with(func(c *BackendConfig) { c.SRV = "bad name" }), []string{`srv: not a DNS name: "bad name"`}},
+		{"duplicate srv", with(func(c *BackendConfig) {
+			c.Servers = []ServerConfig{{SRV: "_h._tcp.a.test"}}
+			c.SRV = "_h._tcp.a.test"
+		}), []string{"srv: duplicate of servers[0]"}},
+		{"resolve an ip", with(func(c *BackendConfig) { c.Servers[0].Resolve = true }), []string{`servers[0].resolve: needs a DNS name, "127.0.0.1" is an IP address`}},
+		{"all backups", with(func(c *BackendConfig) { c.Servers[0].Backup = true }), []string{"servers: every server is a backup: at least one must not be"}},
+		{"resolvers unused", with(func(c *BackendConfig) { c.Resolvers = []string{"127.0.0.1:53"}; c.DNSMinTTLMS = 5 }), []string{
+			"dns_min_ttl_ms: only used with servers that have resolve = true or srv",
+			"resolvers: only used with servers that have resolve = true or srv",
+		}},
+		{"bad resolvers and ttls", with(func(c *BackendConfig) {
+			c.Servers = []ServerConfig{{Address: "api.test:80", Resolve: true}}
+			c.Resolvers = []string{"dns.test:53", "127.0.0.1"}
+			c.DNSMinTTLMS, c.DNSMaxTTLMS = 5000, 1000
+		}), []string{
+			"dns_max_ttl_ms: must be dns_min_ttl_ms-86400000, got 1000",
+			`resolvers[0]: want ip:port of a DNS server, got "dns.test:53"`,
+			`resolvers[1]: want ip:port of a DNS server, got "127.0.0.1"`,
+		}},
+		{"retry statuses", with(func(c *BackendConfig) { c.RetryStatuses = []int{503, 404, 503} }), []string{
+			"retry_statuses[1]: must be a 5xx status, got 404",
+			"retry_statuses[2]: duplicate status 503",
+		}},
+		{"retry statuses without retries", with(func(c *BackendConfig) { c.RetryStatuses = []int{503}; c.MaxAttempts = 1 }), []string{"retry_statuses: has no effect with max_attempts = 1"}},
+		{"slow start", with(func(c *BackendConfig) { c.SlowStartMS = -1 }), []string{"slow_start_ms: must be 0-86400000 (0 is off), got -1"}},
+		{"outlier", with(func(c *BackendConfig) {
+			c.Passive = PassiveConfig{EjectMS: 5000, MaxEjectMS: 1000, Consecutive5xx: -1, LatencyMS: -1, MaxEjectionPercent: 101, HalfOpenProbes: 101}
+		}), []string{
+			"passive_health.consecutive_5xx: must be 0-1000 (0 is off), got -1",
+			"passive_health.half_open_probes: must be 1-100 (0 for the default), got 101",
+			"passive_health.latency_ms: must be 0-86400000 (0 is off), got -1",
+			"passive_health.max_eject_ms: must be passive_health.eject_ms-86400000, got 1000",
+			"passive_health.max_ejection_percent: must be 1-100 (0 for the default), got 101",
 		}},
 		{"health", with(func(c *BackendConfig) {
 			c.Health = HealthConfig{Path: "healthz", Host: "a b", IntervalMS: 50, TimeoutMS: 100, HealthyThreshold: 101, UnhealthyThreshold: -1}

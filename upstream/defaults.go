@@ -2,8 +2,11 @@ package upstream
 
 // Fixed limits.
 const (
-	// MaxServers bounds the servers of one backend.
+	// MaxServers bounds the server entries of one backend.
 	MaxServers = 64
+	// MaxDiscovered bounds the servers of one backend once DNS names are resolved; addresses
+	// beyond it (in the order of the entries, then sorted) are left out and logged.
+	MaxDiscovered = 256
 	// MaxWeight bounds a server weight.
 	MaxWeight = 100
 	// MaxAttempts bounds max_attempts.
@@ -11,6 +14,9 @@ const (
 
 	maxTimeoutMS        = 24 * 60 * 60 * 1000
 	minHealthIntervalMS = 100
+	// maxDiscardBytes is how much of a response retried by retry_statuses is read before it is
+	// closed, so a small body leaves its connection reusable.
+	maxDiscardBytes = 64 << 10
 	// maxHealthBodyBytes is how much of a health-check response body is drained.
 	maxHealthBodyBytes = 64 << 10
 )
@@ -43,8 +49,22 @@ func DefaultBackendConfig() BackendConfig {
 		HashHeader: "",
 		// MaxAttempts 2: one retry on another server.
 		MaxAttempts: 2,
-		// Passive: 3 consecutive failures eject a server for 10 s.
-		Passive: PassiveConfig{MaxFails: 3, EjectMS: 10_000},
+		// Passive: 3 consecutive gateway errors eject a server for 10 s (n × 10 s for the n-th
+		// ejection, at most 300 s); 5xx responses and latency do not eject (0: off); at most
+		// half of the servers out at once; one successful request readmits.
+		Passive: PassiveConfig{MaxFails: 3, EjectMS: 10_000, MaxEjectMS: 300_000, Consecutive5xx: 0, LatencyMS: 0,
+			MaxEjectionPercent: 50, HalfOpenProbes: 1},
+		// SRV: none.
+		SRV: "",
+		// Resolvers: none, the nameservers of /etc/resolv.conf.
+		Resolvers: nil,
+		// DNSMinTTLMS 1 s, DNSMaxTTLMS 60 s: answers are used for their TTL within these bounds.
+		DNSMinTTLMS: 1_000,
+		DNSMaxTTLMS: 60_000,
+		// SlowStartMS 0: off.
+		SlowStartMS: 0,
+		// RetryStatuses none: a response is never retried.
+		RetryStatuses: nil,
 		// Health: off (no path); when on, every 5 s, 2 s timeout, up after 2, down after 3.
 		Health: HealthConfig{IntervalMS: 5_000, TimeoutMS: 2_000, HealthyThreshold: 2, UnhealthyThreshold: 3},
 	}

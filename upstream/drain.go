@@ -6,7 +6,7 @@ package upstream
 // whether the pool has a server at addr. The state lives in the Pool, so a reload that keeps the
 // backend's configuration keeps it, and one that changes it starts the new pool undrained.
 func (p *Pool) SetDrained(addr string, drained bool) bool {
-	for _, s := range p.servers {
+	for _, s := range p.servers() {
 		if s.addr == addr {
 			s.drained.Store(drained)
 			return true

@@ -26,7 +26,7 @@ func (p *Pool) healthLoop(ctx context.Context) {
 // checkOnce probes all servers concurrently and applies the thresholds.
 func (p *Pool) checkOnce(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, s := range p.servers {
+	for _, s := range p.servers() {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, ms(p.cfg.Health.TimeoutMS))
 			ok := p.probe(pctx, s)
@@ -48,6 +48,7 @@ func (p *Pool) record(s *server, ok bool) {
 		s.probeFail.Store(0)
 		if n := s.probeOK.Add(1); s.down.Load() && n >= int32(h.HealthyThreshold) {
 			s.down.Store(false)
+			p.startSlow(s, time.Now().UnixNano())
 			p.log.Info("upstream server up", "server", s.addr)
 		}
 		return

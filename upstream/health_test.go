@@ -176,7 +176,7 @@ func TestHTTPProbe(t *testing.T) {
 	cfg := testConfig(ProtoH1, o.addr)
 	cfg.Health = HealthConfig{Path: "/healthz", Host: "health.internal", IntervalMS: 600_000, TimeoutMS: 100, UnhealthyThreshold: 1, HealthyThreshold: 1}
 	p := mustPool(t, cfg, options{})
-	s := p.servers[0]
+	s := p.servers()[0]
 	for _, tc := range []struct {
 		status int32
 		want   bool
@@ -223,7 +223,7 @@ func TestHTTPProbeProtocols(t *testing.T) {
 				want   bool
 			}{{200, true}, {503, false}} {
 				status.Store(tc.status)
-				if got := p.probe(context.Background(), p.servers[0]); got != tc.want {
+				if got := p.probe(context.Background(), p.servers()[0]); got != tc.want {
 					t.Errorf("probe with status %d = %v, want %v", tc.status, got, tc.want)
 				}
 			}

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	stdtls "crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,15 +21,26 @@ type Pool struct {
 	name        string
 	cfg         BackendConfig // defaults applied
 	log         *slog.Logger
-	servers     []*server
-	schedule    []uint8
+	tls         *stdtls.Config // nil for cleartext; cloned for each server
+	dial        dialFunc
+	set         atomic.Pointer[serverSet]
+	setMu       sync.Mutex // serialises rebuild
 	rr          atomic.Uint64
 	lb          uint8
 	hashHeader  string
 	scheme      string
 	maxAttempts int
-	maxFails    int32
-	eject       time.Duration
+	retryStatus [100]bool // index status-500
+	retryAny    bool
+
+	outlier   outlierConfig
+	ejectMu   sync.Mutex // serialises ejection decisions (the percent limit)
+	slowStart time.Duration
+	slowUntil atomic.Int64 // unix ns when the last slow start ends
+	ejectedBy [NumEjectReasons]atomic.Uint64
+	ejectSkip atomic.Uint64 // ejections refused by max_ejection_percent
+
+	disc *discovery // discovery.go; its loop runs only with resolve or srv entries
 
 	healthStop context.CancelFunc
 	healthDone sync.WaitGroup
@@ -40,40 +52,50 @@ type Pool struct {
 // server is one origin server with its transport and counters.
 type server struct {
 	addr   string
+	source string // the DNS name it was discovered from; "" for a configured address
+	sni    string // the TLS server name when it differs from the host of addr
 	weight int
-	bit    uint64
+	tier   int // groups are tried lowest first: SRV priority, backups after all
+	backup bool
 	seed   uint64
 
 	rt        http.RoundTripper
 	closeIdle func()
 	pool      *Pool
 
-	inflight     atomic.Int64
-	requests     atomic.Uint64
-	errors       atomic.Uint64
-	fails        atomic.Int32
-	ejectedUntil atomic.Int64 // unix nanoseconds
-	ejections    atomic.Uint64
-	down         atomic.Bool // active health check says down
-	drained      atomic.Bool // taken out of rotation by an operator (SetDrained)
-	probeOK      atomic.Int32
-	probeFail    atomic.Int32
-	conns        atomic.Int64
-	dials        atomic.Uint64
+	inflight  atomic.Int64
+	requests  atomic.Uint64
+	errors    atomic.Uint64
+	down      atomic.Bool // active health check says down
+	drained   atomic.Bool // taken out of rotation by an operator (SetDrained)
+	retired   atomic.Bool // no longer in the pool's set: closes its connections when idle
+	probeOK   atomic.Int32
+	probeFail atomic.Int32
+	conns     atomic.Int64
+	dials     atomic.Uint64
+
+	ej      ejection // outlier.go
+	latency peakEWMA // balance_time.go
 }
 
+// available reports whether s may be picked now: up, not drained, not ejected, and when half-open
+// with a probe slot left.
 func (s *server) available(now int64) bool {
-	return !s.down.Load() && !s.drained.Load() && s.ejectedUntil.Load() <= now
+	return !s.down.Load() && !s.drained.Load() && s.ej.admits(now, s.pool.outlier.halfOpenProbes)
 }
 
 // options are test hooks.
 type options struct {
 	dial  dialFunc
 	probe func(ctx context.Context, s *server) bool
+	// lookup replaces DNS: it returns the targets of entry e.
+	lookup func(ctx context.Context, e *ServerConfig) ([]target, time.Duration, error)
 }
 
 // New validates cfg and builds the pool of backend name; log (nil for none) receives health
-// changes. Active health checks start at once; Close stops them.
+// changes. Servers with resolve or srv are resolved before New returns (each lookup bounded by
+// dnsLookupTimeout; a failed one leaves its entry empty until a later lookup succeeds). Active
+// health checks and re-resolution start at once; Close stops them.
 func New(name string, cfg BackendConfig, log *slog.Logger) (*Pool, error) {
 	return newPool(name, cfg, log, options{})
 }
@@ -87,37 +109,34 @@ func newPool(name string, cfg BackendConfig, log *slog.Logger, o options) (*Pool
 	}
 	c := cfg.withDefaults()
 	p := &Pool{
-		name: name, cfg: c, log: log.With("backend", name),
+		name: name, cfg: c, log: log.With("backend", name), dial: o.dial,
 		hashHeader: canonicalHeader(c.HashHeader), maxAttempts: c.MaxAttempts,
-		maxFails: int32(c.Passive.MaxFails), eject: ms(c.Passive.EjectMS),
+		outlier: newOutlierConfig(c.Passive), slowStart: ms(c.SlowStartMS),
 		scheme: "http",
+	}
+	for _, st := range c.RetryStatuses {
+		p.retryStatus[st-500], p.retryAny = true, true
 	}
 	if usesTLS(c.Protocol) {
 		p.scheme = "https"
+		tc, err := buildTLS(c.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("upstream: backend %s: tls: %w", name, err)
+		}
+		p.tls = tc
 	}
 	switch c.LB {
 	case LBLeastOutstanding:
 		p.lb = lbLeastOutstanding
+	case LBLeastTime:
+		p.lb = lbLeastTime
 	case LBHashIP:
 		p.lb = lbHashIP
 	case LBHashHeader:
 		p.lb = lbHashHeader
 	}
-	weights := make([]int, len(c.Servers))
-	for i, sc := range c.Servers {
-		tc, err := buildTLS(c.TLS)
-		if err != nil {
-			return nil, fmt.Errorf("upstream: backend %s: tls: %w", name, err)
-		}
-		s := &server{addr: sc.Address, weight: sc.Weight, bit: 1 << i, seed: mix64(fnv64(sc.Address)), pool: p}
-		s.rt, s.closeIdle = newTransport(&c, tc, s, o.dial)
-		if c.Protocol == ProtoH3 {
-			s.rt = &headerTimeout{rt: s.rt, d: ms(c.ResponseHeaderTimeoutMS)}
-		}
-		p.servers = append(p.servers, s)
-		weights[i] = sc.Weight
-	}
-	p.schedule = smoothSchedule(weights)
+	p.disc = newDiscovery(p, o.lookup)
+	p.rebuild(p.disc.initial(), true)
 	p.probe = o.probe
 	if p.probe == nil {
 		p.probe = p.httpProbe
@@ -128,8 +147,30 @@ func newPool(name string, cfg BackendConfig, log *slog.Logger, o options) (*Pool
 		p.healthDone.Add(1)
 		go p.healthLoop(ctx)
 	}
+	p.disc.start()
 	return p, nil
 }
+
+// newServer builds the server for target t with its own transport.
+func (p *Pool) newServer(t target) *server {
+	s := &server{addr: t.addr, source: t.source, sni: t.sni, weight: t.weight, tier: t.tier, backup: t.backup,
+		seed: mix64(fnv64(t.addr)), pool: p}
+	var tc *stdtls.Config
+	if p.tls != nil {
+		tc = p.tls.Clone()
+		if tc.ServerName == "" && t.sni != "" {
+			tc.ServerName = t.sni
+		}
+	}
+	s.rt, s.closeIdle = newTransport(&p.cfg, tc, s, p.dial)
+	if p.cfg.Protocol == ProtoH3 {
+		s.rt = &headerTimeout{rt: s.rt, d: ms(p.cfg.ResponseHeaderTimeoutMS)}
+	}
+	return s
+}
+
+// servers returns the servers of the current set.
+func (p *Pool) servers() []*server { return p.set.Load().servers }
 
 // Name returns the backend name.
 func (p *Pool) Name() string { return p.name }
@@ -145,7 +186,8 @@ func (p *Pool) Close() {
 			p.healthStop()
 			p.healthDone.Wait()
 		}
-		for _, s := range p.servers {
+		p.disc.stop()
+		for _, s := range p.servers() {
 			// quic-go counts a stream idle once its headers arrived, so closing "idle"
 			// connections under a streaming body would cut it; servers still busy close
 			// theirs when the last body ends (trackedBody.finish).
@@ -158,7 +200,7 @@ func (p *Pool) Close() {
 
 // CloseIdleConnections closes idle connections of every server.
 func (p *Pool) CloseIdleConnections() {
-	for _, s := range p.servers {
+	for _, s := range p.servers() {
 		s.closeIdle()
 	}
 }
@@ -167,30 +209,54 @@ func (p *Pool) CloseIdleConnections() {
 // host are replaced by the server's; req.Host (the Host header or :authority) is sent as set.
 // A request that fails with no response is retried on another server, at most max_attempts
 // tries in all, when it is idempotent (GET, HEAD, OPTIONS, TRACE, PUT, DELETE), its body can be
-// replayed (none, or GetBody set) and the failure is not a timeout. Errors are *Error values;
+// replayed (none, or GetBody set) and the failure is not a timeout; so is one answered with a
+// status in retry_statuses, when another server is available. Errors are *Error values;
 // StatusFor maps them.
 func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	key := p.hashKey(req)
-	var tried uint64
+	var triedBuf [MaxAttempts]*server
+	tried := triedBuf[:0]
 	var last *Error
+	var next *server
+	var nextProbe bool
 	for attempt := 1; ; attempt++ {
-		s := p.pick(key, tried, time.Now().UnixNano())
+		s, probe := next, nextProbe
+		if s == nil {
+			s, probe = p.pick(key, tried, time.Now().UnixNano())
+		}
 		if s == nil {
 			if last != nil {
 				return nil, last
 			}
 			return nil, &Error{Backend: p.name, Attempts: attempt - 1, Err: ErrNoHealthyServer}
 		}
-		tried |= s.bit
-		resp, err := p.send(s, req, attempt)
+		tried = append(tried, s)
+		resp, err := p.send(s, req, attempt, probe)
 		if err == nil {
-			return resp, nil
+			if !p.retryAny || resp.StatusCode < 500 || resp.StatusCode > 599 || !p.retryStatus[resp.StatusCode-500] ||
+				attempt >= p.maxAttempts || !resendable(req) || req.Context().Err() != nil {
+				return resp, nil
+			}
+			// Another server answers instead, if there is one; else this answer stands.
+			if next, nextProbe = p.pick(key, tried, time.Now().UnixNano()); next == nil {
+				return resp, nil
+			}
+			discard(resp)
+			continue
 		}
+		next = nil
 		last = &Error{Backend: p.name, Server: s.addr, Attempts: attempt, Err: err}
 		if attempt >= p.maxAttempts || !retryable(req, err) {
 			return nil, last
 		}
 	}
+}
+
+// discard reads a little of a response that is not forwarded, so its connection can be reused,
+// and closes it.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDiscardBytes))
+	resp.Body.Close()
 }
 
 // attempt holds everything one try allocates, in a single allocation: the outgoing request (the
@@ -203,32 +269,45 @@ type attempt struct {
 }
 
 // send performs one attempt on s.
-func (p *Pool) send(s *server, req *http.Request, try int) (*http.Response, error) {
+// probe tells whether the attempt holds one of s's half-open probe slots.
+func (p *Pool) send(s *server, req *http.Request, try int, probe bool) (*http.Response, error) {
 	a := &attempt{req: *req, url: *req.URL}
 	a.url.Scheme, a.url.Host = p.scheme, s.addr
 	a.req.URL = &a.url
 	if try > 1 && req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		b, err := req.GetBody()
 		if err != nil {
+			s.release(probe)
 			return nil, err
 		}
 		a.req.Body = b
 	}
 	s.requests.Add(1)
 	s.inflight.Add(1)
+	start := time.Now()
 	resp, err := s.rt.RoundTrip(&a.req)
+	now := time.Now()
 	if err != nil {
-		s.inflight.Add(-1)
 		s.errors.Add(1)
 		if req.Context().Err() == nil {
-			p.fail(s)
+			p.observe(s, resultGateway, probe, now.UnixNano())
+			if s.source != "" {
+				p.disc.kick()
+			}
+		} else {
+			s.release(probe)
 		}
+		s.finish()
 		return nil, err
 	}
-	s.fails.Store(0)
+	took := now.Sub(start)
+	if p.lb == lbLeastTime {
+		s.latency.observe(took, now.UnixNano())
+	}
+	p.observe(s, p.classify(resp.StatusCode, took), probe, now.UnixNano())
 	if resp.StatusCode == http.StatusSwitchingProtocols || resp.Body == nil {
 		// An upgraded body must stay an io.ReadWriteCloser for the proxy; it is not counted.
-		s.inflight.Add(-1)
+		s.finish()
 		return resp, nil
 	}
 	a.body.ReadCloser, a.body.s = resp.Body, s
@@ -236,26 +315,17 @@ func (p *Pool) send(s *server, req *http.Request, try int) (*http.Response, erro
 	return resp, nil
 }
 
-// fail records a failed request for passive health.
-func (p *Pool) fail(s *server) {
-	if s.fails.Add(1) < p.maxFails {
-		return
+// finish ends one in-flight request of s; the last one of a closed pool or a retired server
+// closes its idle connections.
+func (s *server) finish() {
+	if s.inflight.Add(-1) == 0 && (s.pool.closed.Load() || s.retired.Load()) {
+		s.closeIdle()
 	}
-	s.fails.Store(0)
-	s.ejectedUntil.Store(time.Now().Add(p.eject).UnixNano())
-	s.ejections.Add(1)
-	p.log.Warn("upstream server ejected", "server", s.addr, "eject_ms", p.eject.Milliseconds())
 }
 
 // retryable reports whether a failed attempt may be repeated on another server.
 func retryable(req *http.Request, err error) bool {
-	if !idempotent(req.Method) {
-		return false
-	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		return false
-	}
-	if req.Context().Err() != nil {
+	if !resendable(req) || req.Context().Err() != nil {
 		return false
 	}
 	var de *dialError
@@ -264,6 +334,12 @@ func retryable(req *http.Request, err error) bool {
 		return true
 	}
 	return !isTimeout(err)
+}
+
+// resendable reports whether req may be sent again: idempotent, with no body or one GetBody
+// gives again.
+func resendable(req *http.Request) bool {
+	return idempotent(req.Method) && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
 }
 
 // idempotent reports whether a method may be sent twice (RFC 9110 §9.2.2).
@@ -297,8 +373,6 @@ func (b *trackedBody) Close() error {
 
 func (b *trackedBody) finish() {
 	if b.done.CompareAndSwap(false, true) {
-		if b.s.inflight.Add(-1) == 0 && b.s.pool.closed.Load() {
-			b.s.closeIdle()
-		}
+		b.s.finish()
 	}
 }
