@@ -103,6 +103,10 @@ func New(cfg Config, log *slog.Logger) (*Terminator, error) {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	t.tickets.init(t.now())
+	t.tickets.onFallback = func(stale time.Time) {
+		t.log.Warn("tls: fleet session ticket keys are stale; rotating locally until the fleet source is back (tickets issued now resume on this edge only)",
+			"stale_since", stale.UTC().Format(time.RFC3339))
+	}
 	return t, nil
 }
 
