@@ -18,6 +18,7 @@ import (
 	"edge/internal/handoff"
 	"edge/internal/sdnotify"
 	"edge/proxyproto"
+	"edge/ticketkeys"
 	"edge/tls"
 	"edge/tracing"
 )
@@ -39,14 +40,15 @@ type Options struct {
 
 // Server is a running edge: listeners, the current snapshot, and what is shared across snapshots.
 type Server struct {
-	cfg    *Config
-	log    *slog.Logger
-	access *accessLog
-	ids    *requestIDs
-	snap   atomic.Pointer[Snapshot]
-	echo   *echoServer
-	term   *tls.Terminator
-	tlsCfg *stdtls.Config
+	cfg     *Config
+	log     *slog.Logger
+	access  *accessLog
+	ids     *requestIDs
+	snap    atomic.Pointer[Snapshot]
+	echo    *echoServer
+	term    *tls.Terminator
+	tlsCfg  *stdtls.Config
+	tickets *ticketkeys.Sync // [tls] session_ticket_keys = "redis"; nil otherwise
 
 	quicHellos quicHellos
 	retry      retryGate // QUIC address validation (listen.http3_retry)
@@ -121,6 +123,9 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		term.OnClientHello = s.onClientHello
 		s.term = term
 		s.tlsCfg = term.ServerConfig([]string{"h2", "http/1.1"})
+		if err := s.newTicketSync(); err != nil {
+			return nil, err
+		}
 	}
 
 	echo, err := startEcho()
@@ -138,6 +143,9 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		echo.srv.Close()
 		snap.close()
 		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	if s.tickets != nil {
+		s.tickets.Start()
 	}
 	s.snap.Store(snap)
 	return s, nil
@@ -328,6 +336,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	s.wg.Wait()
+	s.stopTicketSync()
 	if s.echo != nil {
 		s.echo.srv.Close()
 	}
