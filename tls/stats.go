@@ -138,6 +138,11 @@ type Stats struct {
 	// rotations the Terminator did itself because fleet keys were stale.
 	TicketKeysFleet                            bool
 	TicketKeyInstalls, TicketFallbackRotations uint64
+	// OCSP is the stapling state of every certificate OCSP stapling applies
+	// to, by cert file; OCSPFetches counts fetches by result. Both are
+	// empty when ocsp_stapling is off.
+	OCSP        []OCSPStaple
+	OCSPFetches []OCSPFetchCount
 }
 
 // Failure returns the count for one reason.
@@ -249,5 +254,6 @@ func (t *Terminator) Stats() Stats {
 	s.TicketKeysFleet = e.fleet && t.now().UnixNano() < e.next
 	s.TicketKeyInstalls = t.tickets.installs.Load()
 	s.TicketFallbackRotations = t.tickets.fallbacks.Load()
+	t.ocsp.stats(&s)
 	return s
 }

@@ -35,6 +35,7 @@ type Terminator struct {
 	selfSigned *stdtls.Certificate // served when no certificate is configured
 
 	tickets ticketState
+	ocsp    *stapler // nil when ocsp_stapling is off
 	stats   counters
 
 	clientTrust atomic.Pointer[clientTrust] // CAs and CRLs of client_auth; nil when off
@@ -83,6 +84,10 @@ func New(cfg Config, log *slog.Logger) (*Terminator, error) {
 		t.selfSigned = c
 		log.Warn("tls: no certificate configured; serving a self-signed certificate for localhost")
 		entries = []*certEntry{{paths: pairPaths{origin: "self-signed"}, cert: c, names: []string{"localhost"}}}
+	}
+	if cfg.OCSPStapling {
+		t.ocsp = newStapler(cfg)
+		entries = t.ocsp.applyStaples(entries, t.now())
 	}
 	store, err := newCertStore(entries, cfg.DefaultCert)
 	if err != nil {
