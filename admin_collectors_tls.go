@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"time"
+
 	"edge/tls"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,10 +27,20 @@ var (
 		"Rotations of the fleet's session ticket keys this edge performed in Redis (the set's creation included).", nil, nil)
 	descTicketFallbacks = prometheus.NewDesc("edge_tls_ticket_key_fallback_rotations_total",
 		"Session ticket key rotations this edge did on its own because the fleet's keys were stale.", nil, nil)
+
+	descOCSPFetches = prometheus.NewDesc("edge_tls_ocsp_fetches_total",
+		"OCSP fetches for stapling, by result: good (stapled), revoked (not stapled), unknown, error (no response: network, HTTP status, size) or invalid (did not verify).",
+		[]string{"result"}, nil)
+	descOCSPSecondsLeft = prometheus.NewDesc("edge_tls_ocsp_staple_seconds_left",
+		"Seconds until the stapled OCSP response's nextUpdate, by certificate file and first name; 0 when none is stapled.",
+		[]string{"cert", "name"}, nil)
+	descOCSPRevoked = prometheus.NewDesc("edge_tls_ocsp_revoked",
+		"Whether the OCSP responder's last answer for the certificate was revoked (1) or not (0).",
+		[]string{"cert", "name"}, nil)
 )
 
 var tlsKeysDescs = []*prometheus.Desc{descTicketSource, descTicketSyncs, descTicketSyncErrors, descTicketFleetRotations,
-	descTicketFallbacks}
+	descTicketFallbacks, descOCSPFetches, descOCSPSecondsLeft, descOCSPRevoked}
 
 // Describe implements prometheus.Collector.
 func (c tlsKeysCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -44,12 +56,8 @@ func (c tlsKeysCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	st := s.term.Stats()
-	source := "local"
+	source := s.ticketKeysSource(st)
 	if s.tickets != nil {
-		source = "fallback"
-		if st.TicketKeysFleet {
-			source = "redis"
-		}
 		ts := s.tickets.Stats()
 		counter(ch, descTicketSyncs, ts.Syncs)
 		counter(ch, descTicketSyncErrors, ts.Errors)
@@ -59,7 +67,20 @@ func (c tlsKeysCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, src := range []string{"local", "redis", "fallback"} {
 		gauge(ch, descTicketSource, boolFloat(src == source), src)
 	}
-	collectOCSP(ch, st)
+	collectOCSP(ch, st, time.Now())
 }
 
-func collectOCSP(ch chan<- prometheus.Metric, st tls.Stats) {}
+// collectOCSP exports the OCSP stapling state; nothing when ocsp_stapling is off.
+func collectOCSP(ch chan<- prometheus.Metric, st tls.Stats, now time.Time) {
+	for _, f := range st.OCSPFetches {
+		counter(ch, descOCSPFetches, f.Count, f.Result)
+	}
+	for _, o := range st.OCSP {
+		left := 0.0
+		if o.Stapled {
+			left = max(o.NextUpdate.Sub(now).Seconds(), 0)
+		}
+		gauge(ch, descOCSPSecondsLeft, left, o.CertFile, o.Name)
+		gauge(ch, descOCSPRevoked, boolFloat(o.Status == "revoked"), o.CertFile, o.Name)
+	}
+}

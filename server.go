@@ -49,6 +49,8 @@ type Server struct {
 	term    *tls.Terminator
 	tlsCfg  *stdtls.Config
 	tickets *ticketkeys.Sync // [tls] session_ticket_keys = "redis"; nil otherwise
+	// stopUpkeep stops the ticket key sync and OCSP stapling (server_tlskeys.go).
+	stopUpkeep func()
 
 	quicHellos quicHellos
 	retry      retryGate // QUIC address validation (listen.http3_retry)
@@ -144,9 +146,7 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		snap.close()
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
-	if s.tickets != nil {
-		s.tickets.Start()
-	}
+	s.startTLSUpkeep()
 	s.snap.Store(snap)
 	return s, nil
 }
@@ -336,7 +336,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	s.wg.Wait()
-	s.stopTicketSync()
+	s.stopTLSUpkeep()
 	if s.echo != nil {
 		s.echo.srv.Close()
 	}

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"time"
 
 	"edge/ticketkeys"
@@ -34,9 +35,34 @@ func (s *Server) newTicketSync() error {
 	return nil
 }
 
-// stopTicketSync stops the sync prepared by newTicketSync, if any.
-func (s *Server) stopTicketSync() {
+// startTLSUpkeep starts what keeps the TLS material fresh in the background: the ticket key sync
+// prepared by newTicketSync and the Terminator's OCSP stapling ([tls] ocsp_stapling). NewServer calls
+// it last, once nothing can fail any more.
+func (s *Server) startTLSUpkeep() {
+	if s.term == nil {
+		return
+	}
 	if s.tickets != nil {
-		s.tickets.Close()
+		s.tickets.Start()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.term.StapleOCSP(ctx)
+	}()
+	s.stopUpkeep = func() {
+		cancel()
+		<-done
+		if s.tickets != nil {
+			s.tickets.Close()
+		}
+	}
+}
+
+// stopTLSUpkeep stops what startTLSUpkeep started.
+func (s *Server) stopTLSUpkeep() {
+	if s.stopUpkeep != nil {
+		s.stopUpkeep()
 	}
 }
