@@ -195,6 +195,9 @@ func (c *Config) Validate() (errs, warns []string) {
 	if len(entries) == 0 && len(lerrs) == 0 {
 		warns = append(warns, "certificates: none configured; a self-signed certificate for \"localhost\" is served")
 	}
+	if c.OCSPStapling {
+		warns = append(warns, ocspWarnings(entries)...)
+	}
 	if len(entries) > 0 {
 		if _, err := newCertStore(entries, c.DefaultCert); err != nil {
 			errs = append(errs, "default_cert: "+trimPkg(err.Error()))

@@ -145,6 +145,23 @@ func eligible(e *certEntry) (url string, issuer *x509.Certificate) {
 	return url, issuer
 }
 
+// ocspWarnings returns a Validate warning for every certificate whose leaf
+// names an OCSP responder that stapling cannot use: no issuer in the chain,
+// or no http(s) URL.
+func ocspWarnings(entries []*certEntry) []string {
+	var warns []string
+	for _, e := range entries {
+		if e.paths.ocspFile != "" || e.cert.Leaf == nil || len(e.cert.Leaf.OCSPServer) == 0 {
+			continue
+		}
+		if url, _ := eligible(e); url == "" {
+			warns = append(warns, e.paths.origin+": cert_file "+e.paths.certFile+
+				": the leaf names an OCSP responder but ocsp_stapling cannot use it (no issuer certificate after the leaf, or no http(s) URL); not stapled")
+		}
+	}
+	return warns
+}
+
 // applyStaples returns entries with each eligible certificate carrying the
 // staple held for its leaf (or none), registering leaves not seen before
 // (their first fetch is due at once) and forgetting leaves no longer

@@ -477,3 +477,25 @@ func TestOCSPEligible(t *testing.T) {
 		})
 	}
 }
+
+// TestOCSPValidateWarns: --validate warns about a leaf naming an OCSP
+// responder whose issuer is missing from the chain, and not with the issuer.
+func TestOCSPValidateWarns(t *testing.T) {
+	ca := newTestCA(t)
+	dir := t.TempDir()
+	chained, _ := ca.writePair(t, dir, "chained", leafOpts{names: []string{"a.test"}, ocspURL: "http://ocsp.test/"})
+	c, k, _ := ca.issue(t, leafOpts{names: []string{"b.test"}, ocspURL: "http://ocsp.test/"})
+	alone := CertificateFiles{CertFile: dir + "/alone.crt", KeyFile: dir + "/alone.key"}
+	writeFile(t, alone.CertFile, c[:bytes.Index(c, []byte("-----END CERTIFICATE-----"))+len("-----END CERTIFICATE-----\n")])
+	writeFile(t, alone.KeyFile, k)
+	cfg := DefaultConfig()
+	cfg.Certificates = []CertificateFiles{chained, alone}
+	errs, warns := cfg.Validate()
+	if len(errs) != 0 || len(warns) != 1 || !strings.Contains(warns[0], "certificates[1]: cert_file "+alone.CertFile+": the leaf names an OCSP responder") {
+		t.Errorf("got errors %q, warnings %q; want one warning for certificates[1]", errs, warns)
+	}
+	cfg.OCSPStapling = false
+	if _, warns := cfg.Validate(); len(warns) != 0 {
+		t.Errorf("got warnings %q with ocsp_stapling off, want none", warns)
+	}
+}
