@@ -1,13 +1,16 @@
 package e2e_test
 
 import (
+	"context"
 	stdtls "crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/quic-go/quic-go/http3"
+	"github.com/redis/go-redis/v9"
 )
 
 // resumingClient is an HTTP client for proto ("h1", "h2" or "h3") with a session cache shared by
@@ -84,5 +87,45 @@ timeout_ms = 1000
 				t.Errorf("got %v sync errors, want 0", got)
 			}
 		}
+	}
+}
+
+// TestTicketsRedisDown: with the fleet's Redis gone, both edges keep serving and a ticket from edge
+// A still resumes on edge B (the keys held stay in use); the failed syncs are counted while the keys
+// are still the fleet's.
+func TestTicketsRedisDown(t *testing.T) {
+	url := startRedis(t)
+	cfg := fmt.Sprintf(`
+[tls]
+session_ticket_keys = "redis"
+[ratelimit.redis]
+url = %q
+timeout_ms = 250
+`, url) + echoRoute
+	a, b := startEdge(t, cfg), startEdge(t, cfg)
+	opt, _ := redis.ParseURL(url)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	rdb.ShutdownNoSave(context.Background()) // the connection drops: no reply to check
+	for _, proto := range []string{"h1", "h3"} {
+		c := resumingClient(proto)
+		resumed(t, c, a)
+		if tr, ok := c.Transport.(*http3.Transport); ok {
+			c = &http.Client{Transport: &http3.Transport{TLSClientConfig: tr.TLSClientConfig}}
+		}
+		if !resumed(t, c, b) {
+			t.Errorf("%s: a ticket from edge A does not resume on edge B with Redis down", proto)
+		}
+	}
+	// A sync runs every 10 s (ticketkeys.PollInterval).
+	deadline := time.Now().Add(25 * time.Second)
+	for scrape(t, a).sum("edge_tls_ticket_key_sync_errors_total", nil) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no failed sync counted with Redis down")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := scrape(t, a).sum("edge_tls_ticket_keys_source", map[string]string{"source": "redis"}); got != 1 {
+		t.Errorf("got edge_tls_ticket_keys_source{source=\"redis\"} %v, want 1 (the keys held are not stale yet)", got)
 	}
 }
