@@ -15,7 +15,7 @@ import (
 // redisOn runs a real redis-server on addr (a free loopback port when ""),
 // killed when the test ends or when the returned stop is called. Without
 // redis-server the test is skipped, or fails when CI is set.
-func redisOn(t *testing.T, addr string) (url string, stop func()) {
+func redisOn(t testing.TB, addr string) (url string, stop func()) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -60,7 +60,7 @@ type member struct {
 	n     int
 }
 
-func newMember(t *testing.T, url string, rotation time.Duration) *member {
+func newMember(t testing.TB, url string, rotation time.Duration) *member {
 	t.Helper()
 	m := &member{}
 	s, err := New(Options{URL: url, Timeout: 2 * time.Second, Prefix: "edge:test:", Rotation: rotation, Kept: 4,
@@ -214,5 +214,18 @@ func TestSyncStart(t *testing.T) {
 			t.Fatalf("got %d installs after polling, want at least 3", n)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkSyncOnce measures one sync (the script's round trip and the
+// install) against a redis-server on loopback.
+func BenchmarkSyncOnce(b *testing.B) {
+	url, _ := redisOn(b, "")
+	m := newMember(b, url, time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Once(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

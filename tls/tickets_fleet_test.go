@@ -146,3 +146,49 @@ func TestTicketInstallSameKeys(t *testing.T) {
 		t.Errorf("got the same generation %d for new keys", n3)
 	}
 }
+
+// TestTicketKeysHotPathAllocs: with fleet keys installed, picking the
+// per-connection config allocates nothing (one atomic load and the cached
+// derived config), the same as with local keys.
+func TestTicketKeysHotPathAllocs(t *testing.T) {
+	for _, fleet := range []bool{false, true} {
+		term, _ := pqFixture(t, nil)
+		if fleet {
+			term.SetTicketKeys([][32]byte{newTicketKey(), newTicketKey()}, time.Now().Add(time.Hour))
+		}
+		get := term.ServerConfig([]string{"h2"}).GetConfigForClient
+		chi := &stdtls.ClientHelloInfo{ServerName: "edge.test"}
+		first, _ := get(chi)
+		allocs := testing.AllocsPerRun(1000, func() {
+			if c, _ := get(chi); c != first {
+				t.Fatal("the derived config changed without a new key set")
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("fleet %v: got %v allocations per ClientHello, want 0", fleet, allocs)
+		}
+	}
+}
+
+// BenchmarkTicketKeysConfig measures picking the per-connection config
+// (GetConfigForClient) with local and with fleet keys.
+func BenchmarkTicketKeysConfig(b *testing.B) {
+	ca := newTestCA(b)
+	cf, _ := ca.writePair(b, b.TempDir(), "edge", leafOpts{names: []string{"edge.test"}})
+	cfg := DefaultConfig()
+	cfg.Certificates = []CertificateFiles{cf}
+	for _, fleet := range []bool{false, true} {
+		b.Run(map[bool]string{false: "local", true: "fleet"}[fleet], func(b *testing.B) {
+			term := newTestTerminator(b, cfg)
+			if fleet {
+				term.SetTicketKeys([][32]byte{newTicketKey(), newTicketKey()}, time.Now().Add(time.Hour))
+			}
+			get := term.ServerConfig([]string{"h2"}).GetConfigForClient
+			chi := &stdtls.ClientHelloInfo{ServerName: "edge.test"}
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = get(chi)
+			}
+		})
+	}
+}
