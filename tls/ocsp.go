@@ -31,7 +31,8 @@ import (
 // nextUpdate), with a little jitter. A failed fetch is retried with
 // exponential backoff (OCSPRetryMin doubling to OCSPRetryMax, ±25 %
 // jitter); the last good staple keeps serving while it is valid and is
-// removed at its nextUpdate, so a client never gets an expired staple.
+// removed one fetch timeout before its nextUpdate, so a client never gets
+// an expired staple. Up to ocspParallel fetches run at once.
 //
 // A "revoked" answer is logged as an error, counted, and not stapled (any
 // earlier good staple is removed at once); the certificate keeps serving,
@@ -71,6 +72,7 @@ var ocspResultNames = [ocspResultCount]string{"good", "revoked", "unknown", "err
 type stapler struct {
 	client   *http.Client
 	maxBytes int64
+	margin   time.Duration // the fetch timeout: how long before nextUpdate a staple is removed
 	wake     chan struct{} // a new certificate to fetch for
 
 	retryMin, retryMax, minRefresh time.Duration // OCSPRetryMin...; tests shorten them
@@ -114,6 +116,7 @@ func newStapler(cfg Config) *stapler {
 			},
 		},
 		maxBytes:   int64(cfg.OCSPMaxResponseBytes),
+		margin:     time.Duration(cfg.OCSPFetchTimeoutMS) * time.Millisecond,
 		wake:       make(chan struct{}, 1),
 		retryMin:   OCSPRetryMin,
 		retryMax:   OCSPRetryMax,
@@ -194,7 +197,7 @@ func (s *stapler) applyStaples(entries []*certEntry, now time.Time) []*certEntry
 		}
 		st.seen = true
 		var der []byte
-		if st.der != nil && now.Before(st.nextUpdate) {
+		if s.fresh(st, now) {
 			der = st.der
 		}
 		if !bytes.Equal(e.cert.OCSPStaple, der) {
@@ -251,8 +254,13 @@ func (t *Terminator) StapleOCSP(ctx context.Context) {
 	}
 }
 
-// ocspRound runs the fetches that are due and expires stale staples, then
-// restaples when anything changed. It returns when the next round is due.
+// ocspParallel bounds the OCSP fetches in flight at once.
+const ocspParallel = 4
+
+// ocspRound runs the fetches that are due, ocspParallel at a time, swapping
+// in each new staple as it arrives and removing expiring staples between
+// fetches, so neither waits for a slow responder of another certificate.
+// It returns when the next round is due.
 func (t *Terminator) ocspRound(ctx context.Context) time.Time {
 	s := t.ocsp
 	now := t.now()
@@ -264,30 +272,49 @@ func (t *Terminator) ocspRound(ctx context.Context) time.Time {
 		}
 	}
 	s.mu.Unlock()
-	changed := false
+	sem := make(chan struct{}, ocspParallel)
+	var wg sync.WaitGroup
+dispatch:
 	for _, st := range due {
-		if ctx.Err() != nil {
-			return now
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break dispatch
 		}
-		der, resp, result, err := s.fetch(ctx, st, now)
-		s.fetches[result].Add(1)
-		if t.recordFetch(st, der, resp, result, err) {
-			changed = true
-		}
+		t.expireStaples()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			der, resp, result, err := s.fetch(ctx, st, t.now())
+			s.fetches[result].Add(1)
+			if t.recordFetch(st, der, resp, result, err) {
+				t.restaple()
+			}
+		}()
 	}
-	now = t.now()
+	wg.Wait()
+	return t.expireStaples()
+}
+
+// expireStaples removes the staples that stop being fresh (see fresh) and
+// returns when the next fetch or expiry is due.
+func (t *Terminator) expireStaples() time.Time {
+	s := t.ocsp
+	now := t.now()
 	next := now.Add(s.retryMax)
+	changed := false
 	s.mu.Lock()
 	for _, st := range s.states {
-		if st.der != nil && !now.Before(st.nextUpdate) {
-			t.log.Warn("tls: OCSP staple expired and removed; the responder could not be reached in time",
+		if st.der != nil && !s.fresh(st, now) {
+			t.log.Warn("tls: OCSP staple expiring and removed; the responder could not be reached in time",
 				"cert", st.name, "next_update", st.nextUpdate.UTC().Format(time.RFC3339), "last_error", st.lastErr)
 			st.der = nil
 			changed = true
 		}
 		next = minTime(next, st.next)
 		if st.der != nil {
-			next = minTime(next, st.nextUpdate)
+			next = minTime(next, st.nextUpdate.Add(-s.margin))
 		}
 	}
 	s.mu.Unlock()
@@ -295,6 +322,13 @@ func (t *Terminator) ocspRound(ctx context.Context) time.Time {
 		t.restaple()
 	}
 	return next
+}
+
+// fresh reports whether st's staple may be served at now: it is removed
+// one fetch timeout (margin) before its nextUpdate, so that a round busy
+// with slow responders can never leave an expired staple in place.
+func (s *stapler) fresh(st *stapleState, now time.Time) bool {
+	return st.der != nil && now.Add(s.margin).Before(st.nextUpdate)
 }
 
 func minTime(a, b time.Time) time.Time {
