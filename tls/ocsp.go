@@ -133,7 +133,7 @@ func eligible(e *certEntry) (url string, issuer *x509.Certificate) {
 		return "", nil
 	}
 	for _, u := range e.cert.Leaf.OCSPServer {
-		if len(u) > 7 && (u[:7] == "http://" || len(u) > 8 && u[:8] == "https://") {
+		if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
 			url = u
 			break
 		}
