@@ -408,6 +408,10 @@ type statusTLS struct {
 	Failures []nameCount   `json:"failures"`
 	Resumed  uint64        `json:"resumed"`
 	ECH      uint64        `json:"ech_accepted"`
+	// TicketKeys is where the session ticket keys come from: "local", "redis" or "fallback".
+	TicketKeys string `json:"ticket_keys"`
+	// OCSP is the stapling state of every certificate OCSP stapling applies to.
+	OCSP []statusOCSP `json:"ocsp"`
 }
 
 type statusGroup struct {
@@ -499,6 +503,7 @@ func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
 		}
 		sortCounts(out.TLS.Failures)
 		out.TLS.Resumed, out.TLS.ECH = ts.Resumed, ts.ECHAccepted
+		out.TLS.TicketKeys, out.TLS.OCSP = s.ticketKeysSource(ts), statusOCSPList(ts, now)
 	}
 	rl := &out.RateLimit
 	rl.ConnsRefused, rl.Policies, rl.Strikes = []nameCount{}, []statusPolicy{}, []nameCount{}

@@ -19,6 +19,7 @@ func (c *Config) validate(s *problemSink) {
 	c.validateLog(s)
 	errs, warns := c.TLS.Validate()
 	s.addLeaf("tls", errs, warns)
+	c.validateTickets(s)
 	errs, warns = c.Fingerprint.Validate()
 	s.addLeaf("fingerprint", errs, warns)
 	errs, warns = c.WAF.Validate()

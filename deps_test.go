@@ -47,6 +47,7 @@ var allowedImports = map[string][]string{
 		"edge/ratelimit",
 		"edge/routes",
 		"edge/secheaders",
+		"edge/ticketkeys",
 		"edge/tls",
 		"edge/tracing",
 		"edge/trust",
@@ -70,6 +71,8 @@ var allowedImports = map[string][]string{
 	"edge/proxyproto":    nil,
 	"edge/ratelimit":     {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
 	"edge/routes":        nil,
+	// ticketkeys: the fleet's session ticket keys in Redis; the root hands them to tls.
+	"edge/ticketkeys": {"github.com/redis/go-redis/v9"},
 	"edge/tls": {
 		"edge/fingerprint",
 		"edge/internal/dirwatch",
@@ -130,6 +133,7 @@ var capabilityPackages = map[string][]string{
 	"edge/proxyproto":    nil,
 	"edge/ratelimit":     nil,
 	"edge/routes":        nil,
+	"edge/ticketkeys":    nil,
 	"edge/tls":           {"edge/fingerprint"},
 	"edge/tracing":       nil,
 	"edge/trust":         nil,

@@ -18,6 +18,7 @@ import (
 	"edge/internal/handoff"
 	"edge/internal/sdnotify"
 	"edge/proxyproto"
+	"edge/ticketkeys"
 	"edge/tls"
 	"edge/tracing"
 )
@@ -39,14 +40,17 @@ type Options struct {
 
 // Server is a running edge: listeners, the current snapshot, and what is shared across snapshots.
 type Server struct {
-	cfg    *Config
-	log    *slog.Logger
-	access *accessLog
-	ids    *requestIDs
-	snap   atomic.Pointer[Snapshot]
-	echo   *echoServer
-	term   *tls.Terminator
-	tlsCfg *stdtls.Config
+	cfg     *Config
+	log     *slog.Logger
+	access  *accessLog
+	ids     *requestIDs
+	snap    atomic.Pointer[Snapshot]
+	echo    *echoServer
+	term    *tls.Terminator
+	tlsCfg  *stdtls.Config
+	tickets *ticketkeys.Sync // [tls] session_ticket_keys = "redis"; nil otherwise
+	// stopUpkeep stops the ticket key sync and OCSP stapling (server_tlskeys.go).
+	stopUpkeep func()
 
 	quicHellos quicHellos
 	retry      retryGate // QUIC address validation (listen.http3_retry)
@@ -121,6 +125,9 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		term.OnClientHello = s.onClientHello
 		s.term = term
 		s.tlsCfg = term.ServerConfig([]string{"h2", "http/1.1"})
+		if err := s.newTicketSync(); err != nil {
+			return nil, err
+		}
 	}
 
 	echo, err := startEcho()
@@ -139,6 +146,7 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		snap.close()
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
+	s.startTLSUpkeep()
 	s.snap.Store(snap)
 	applyRuntime(cfg.Runtime, cgroupRoot, logger)
 	return s, nil
@@ -329,6 +337,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	s.wg.Wait()
+	s.stopTLSUpkeep()
 	if s.echo != nil {
 		s.echo.srv.Close()
 	}

@@ -41,6 +41,22 @@ type Config struct {
 	// SessionTickets enables TLS 1.3 session resumption with tickets whose
 	// keys rotate every TicketKeyRotation.
 	SessionTickets bool `toml:"session_tickets"`
+	// SessionTicketKeys says where the ticket keys come from:
+	// TicketKeysLocal (each edge rotates its own) or TicketKeysRedis (the
+	// fleet shares them through the [ratelimit.redis] server; the root runs
+	// the sync and calls SetTicketKeys).
+	SessionTicketKeys string `toml:"session_ticket_keys"`
+	// OCSPStapling fetches, verifies and staples an OCSP response for every
+	// certificate whose leaf names an OCSP responder (Authority Information
+	// Access) and whose chain holds its issuer, refreshing it in the
+	// background. A certificate with an ocsp_file (or NAME.ocsp in cert_dir)
+	// staples that file instead and is never fetched for.
+	OCSPStapling bool `toml:"ocsp_stapling"`
+	// OCSPFetchTimeoutMS bounds one OCSP request, connection included.
+	OCSPFetchTimeoutMS int `toml:"ocsp_fetch_timeout_ms"`
+	// OCSPMaxResponseBytes bounds an OCSP response body; a larger one is
+	// rejected unread.
+	OCSPMaxResponseBytes int `toml:"ocsp_max_response_bytes"`
 	// ECH configures Encrypted Client Hello ([tls.ech]).
 	ECH ECHFiles `toml:"ech"`
 	// ClientAuth configures client certificates ([tls.client_auth]).
@@ -76,6 +92,15 @@ const (
 	PQRequire = "require"
 	// PQOff negotiates classical groups only.
 	PQOff = "off"
+)
+
+// session_ticket_keys values.
+const (
+	// TicketKeysLocal: every edge generates and rotates its own keys.
+	TicketKeysLocal = "local"
+	// TicketKeysRedis: the keys are shared by every edge using the same
+	// Redis server and prefix, so a ticket resumes on any of them.
+	TicketKeysRedis = "redis"
 )
 
 // parsedConfig is Config resolved to crypto/tls values.
@@ -135,6 +160,21 @@ func (c *Config) parse() (p parsedConfig, errs, warns []string) {
 	if p.policy == PQOff && len(p.groups) == 0 && len(c.Groups) > 0 {
 		errs = append(errs, `groups: no classical group left for pq_policy "off"`)
 	}
+	switch c.SessionTicketKeys {
+	case TicketKeysLocal:
+	case TicketKeysRedis:
+		if !c.SessionTickets {
+			errs = append(errs, `session_ticket_keys: "redis" shares keys that session_tickets = false never uses; set session_tickets = true or session_ticket_keys = "local"`)
+		}
+	default:
+		errs = append(errs, fmt.Sprintf(`session_ticket_keys: %q is not "local" or "redis"`, c.SessionTicketKeys))
+	}
+	if c.OCSPFetchTimeoutMS < MinOCSPFetchTimeoutMS || c.OCSPFetchTimeoutMS > MaxOCSPFetchTimeoutMS {
+		errs = append(errs, fmt.Sprintf("ocsp_fetch_timeout_ms: %d is outside %d..%d", c.OCSPFetchTimeoutMS, MinOCSPFetchTimeoutMS, MaxOCSPFetchTimeoutMS))
+	}
+	if c.OCSPMaxResponseBytes < MinOCSPResponseBytes || c.OCSPMaxResponseBytes > MaxOCSPResponseBytes {
+		errs = append(errs, fmt.Sprintf("ocsp_max_response_bytes: %d is outside %d..%d", c.OCSPMaxResponseBytes, MinOCSPResponseBytes, MaxOCSPResponseBytes))
+	}
 	if p.policy == PQRequire && p.minVersion == stdtls.VersionTLS12 {
 		warns = append(warns, `min_version: TLS 1.2 clients are refused anyway with pq_policy "require" (hybrid groups are TLS 1.3 only)`)
 	}
@@ -154,6 +194,9 @@ func (c *Config) Validate() (errs, warns []string) {
 	warns = append(warns, lwarns...)
 	if len(entries) == 0 && len(lerrs) == 0 {
 		warns = append(warns, "certificates: none configured; a self-signed certificate for \"localhost\" is served")
+	}
+	if c.OCSPStapling {
+		warns = append(warns, ocspWarnings(entries)...)
 	}
 	if len(entries) > 0 {
 		if _, err := newCertStore(entries, c.DefaultCert); err != nil {

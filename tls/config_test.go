@@ -20,6 +20,11 @@ func TestDefaultConfig(t *testing.T) {
 		PQPolicy:       "prefer",
 		SessionTickets: true,
 		ClientAuth:     ClientAuthConfig{Mode: "off"},
+
+		SessionTicketKeys:    "local",
+		OCSPStapling:         true,
+		OCSPFetchTimeoutMS:   10000,
+		OCSPMaxResponseBytes: 16384,
 	}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("DefaultConfig mismatch (-want +got):\n%s", diff)
@@ -37,6 +42,10 @@ pq_policy = "require"
 cert_dir = "/etc/edge/certs"
 default_cert = "www.example.com"
 session_tickets = false
+session_ticket_keys = "redis"
+ocsp_stapling = false
+ocsp_fetch_timeout_ms = 2500
+ocsp_max_response_bytes = 4096
 
 [[certificates]]
 cert_file = "/a.crt"
@@ -65,6 +74,8 @@ forward_pem = true
 		Certificates: []CertificateFiles{{CertFile: "/a.crt", KeyFile: "/a.key", OCSPFile: "/a.ocsp"}},
 		CertDir:      "/etc/edge/certs", DefaultCert: "www.example.com", ECH: ECHFiles{KeyFiles: []string{"/ech.pem"}},
 		ClientAuth: ClientAuthConfig{Mode: "request", CAFiles: []string{"/ca.pem"}, CRLFiles: []string{"/ca.crl"}, ForwardPEM: true},
+
+		SessionTicketKeys: "redis", OCSPFetchTimeoutMS: 2500, OCSPMaxResponseBytes: 4096,
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("decoded mismatch (-want +got):\n%s", diff)
@@ -160,6 +171,17 @@ func TestValidate(t *testing.T) {
 			c.Certificates = []CertificateFiles{good}
 			c.ECH.KeyFiles = []string{echFile}
 		}, wantErrs: []string{`ech.key_files: Encrypted Client Hello requires min_version "1.3"`}, wantWarns: []string{"min_version"}},
+		{name: "ticket keys redis", mutate: func(c *Config) { c.Certificates = []CertificateFiles{good}; c.SessionTicketKeys = "redis" }},
+		{name: "ticket keys unknown", mutate: func(c *Config) { c.Certificates = []CertificateFiles{good}; c.SessionTicketKeys = "etcd" },
+			wantErrs: []string{`session_ticket_keys: "etcd" is not "local" or "redis"`}},
+		{name: "ticket keys redis without tickets", mutate: func(c *Config) {
+			c.Certificates = []CertificateFiles{good}
+			c.SessionTicketKeys, c.SessionTickets = "redis", false
+		}, wantErrs: []string{`session_ticket_keys: "redis" shares keys that session_tickets = false never uses`}},
+		{name: "ocsp limits", mutate: func(c *Config) {
+			c.Certificates = []CertificateFiles{good}
+			c.OCSPFetchTimeoutMS, c.OCSPMaxResponseBytes = 0, 1<<21
+		}, wantErrs: []string{"ocsp_fetch_timeout_ms: 0 is outside 100..60000", "ocsp_max_response_bytes: 2097152 is outside 1024..1048576"}},
 		{name: "all problems at once", mutate: func(c *Config) {
 			c.MinVersion = "2"
 			c.PQPolicy = "maybe"

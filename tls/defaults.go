@@ -17,6 +17,12 @@ import "time"
 //     "localhost" so that a zero-setup edge starts.
 //   - session_tickets = true: TLS 1.3 session tickets, keys rotated every
 //     TicketKeyRotation, TicketKeysKept keys accepted.
+//   - session_ticket_keys = "local": each edge rotates its own keys
+//     ("redis": the fleet shares them; see package ticketkeys).
+//   - ocsp_stapling = true: certificates whose leaf names an OCSP responder
+//     get a fetched, verified staple, refreshed at half its validity;
+//     ocsp_fetch_timeout_ms = 10000 and ocsp_max_response_bytes = 16384
+//     bound each fetch (a zero value is rejected by Validate).
 //   - ech.key_files = none: Encrypted Client Hello off.
 func DefaultConfig() Config {
 	return Config{
@@ -25,9 +31,13 @@ func DefaultConfig() Config {
 			"X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024",
 			"x25519", "secp256r1", "secp384r1",
 		},
-		PQPolicy:       PQPrefer,
-		SessionTickets: true,
-		ClientAuth:     ClientAuthConfig{Mode: ClientAuthOff},
+		PQPolicy:             PQPrefer,
+		SessionTickets:       true,
+		SessionTicketKeys:    TicketKeysLocal,
+		OCSPStapling:         true,
+		OCSPFetchTimeoutMS:   10000,
+		OCSPMaxResponseBytes: 16384,
+		ClientAuth:           ClientAuthConfig{Mode: ClientAuthOff},
 	}
 }
 
@@ -51,6 +61,14 @@ const (
 	ExpiryWarning = 14 * 24 * time.Hour
 	// MaxPEMFileBytes bounds every certificate, key, OCSP and ECH key file.
 	MaxPEMFileBytes = 1 << 20
+	// MinOCSPFetchTimeoutMS and MaxOCSPFetchTimeoutMS bound
+	// ocsp_fetch_timeout_ms.
+	MinOCSPFetchTimeoutMS = 100
+	MaxOCSPFetchTimeoutMS = 60000
+	// MinOCSPResponseBytes and MaxOCSPResponseBytes bound
+	// ocsp_max_response_bytes. A typical response is 0.5 to 3 KiB.
+	MinOCSPResponseBytes = 1024
+	MaxOCSPResponseBytes = 1 << 20
 	// MaxCertDirFiles bounds the number of entries read from cert_dir.
 	MaxCertDirFiles = 10000
 )

@@ -8,7 +8,11 @@
 // post-quantum groups preferred, required or switched off), the Encrypted
 // Client Hello keys, the rotating session ticket keys and the client
 // certificate trust ([tls.client_auth]: CAs and CRLs; ClientCertificate
-// judges a connection's certificate for the root). After each
+// judges a connection's certificate for the root) and the OCSP staples
+// (StapleOCSP fetches, verifies and refreshes them in the background;
+// ocsp.go). Session ticket keys rotate locally, or come from the fleet
+// through SetTicketKeys (the root runs package ticketkeys) with a local
+// fallback when they go stale. After each
 // handshake the root calls Facts to describe the connection (version,
 // cipher, group, post-quantum, ALPN, SNI, resumption, ECH) and OnHandshake
 // to count it.
@@ -23,7 +27,10 @@
 // the file path and counted; so does a CA or CRL file. Watch watches the parent directories of every
 // configured file with internal/dirwatch (so rename-into-place,
 // Kubernetes-style "..data" symlink swaps and a recreated directory are
-// seen) and calls Reload after a short debounce.
+// seen) and calls Reload after a short debounce. A new OCSP staple is
+// swapped in the same way, and staples are kept per leaf across reloads.
+// Handshakes read ticket keys through one atomic load: neither an OCSP
+// responder nor the fleet's Redis is ever waited for on a handshake.
 //
 // The package is a leaf: it imports no other capability package (only the
 // shared internal/dirwatch), and exposes its counters as plain values

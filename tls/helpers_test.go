@@ -60,6 +60,7 @@ type leafOpts struct {
 	keyType  string // "ecdsa" (default), "rsa", "ed25519"
 	serial   int64
 	notAfter time.Time // default: +90 days
+	ocspURL  string    // the AIA OCSP responder, if any
 }
 
 var serialCounter = big.NewInt(1000)
@@ -98,6 +99,9 @@ func (ca *testCA) issue(t testing.TB, o leafOpts) (certPEM, keyPEM []byte, leaf 
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     o.names,
 		IPAddresses:  o.ips,
+	}
+	if o.ocspURL != "" {
+		tmpl.OCSPServer = []string{o.ocspURL}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {

@@ -83,7 +83,7 @@ func (t *Terminator) Reload() error {
 	if len(entries) == 0 {
 		err := errors.New("tls: reload: no certificate could be loaded; keeping the previous certificates")
 		failed("", err)
-	} else if store, err := newCertStore(entries, t.cfg.DefaultCert); err != nil {
+	} else if store, err := newCertStore(t.applyStaples(entries, now), t.cfg.DefaultCert); err != nil {
 		failed(t.cfg.DefaultCert, err)
 	} else {
 		t.certs.Store(store)

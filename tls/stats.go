@@ -132,6 +132,17 @@ type Stats struct {
 	Reloads, ReloadFailures uint64
 	// Certificates and ECHKeys are the sizes of the serving snapshot.
 	Certificates, ECHKeys int
+	// TicketKeysFleet reports whether the session ticket keys in use were
+	// installed by SetTicketKeys and are not stale. TicketKeyInstalls
+	// counts SetTicketKeys calls; TicketFallbackRotations counts the
+	// rotations the Terminator did itself because fleet keys were stale.
+	TicketKeysFleet                            bool
+	TicketKeyInstalls, TicketFallbackRotations uint64
+	// OCSP is the stapling state of every certificate OCSP stapling applies
+	// to, by cert file; OCSPFetches counts fetches by result. Both are
+	// empty when ocsp_stapling is off.
+	OCSP        []OCSPStaple
+	OCSPFetches []OCSPFetchCount
 }
 
 // Failure returns the count for one reason.
@@ -239,5 +250,10 @@ func (t *Terminator) Stats() Stats {
 	s.ReloadFailures = t.stats.reloadFailures.Load()
 	s.Certificates = len(t.certs.Load().entries)
 	s.ECHKeys = len(*t.ech.Load())
+	e := t.tickets.cur.Load()
+	s.TicketKeysFleet = e.fleet && t.now().UnixNano() < e.next
+	s.TicketKeyInstalls = t.tickets.installs.Load()
+	s.TicketFallbackRotations = t.tickets.fallbacks.Load()
+	t.ocsp.stats(&s)
 	return s
 }

@@ -35,6 +35,7 @@ type Terminator struct {
 	selfSigned *stdtls.Certificate // served when no certificate is configured
 
 	tickets ticketState
+	ocsp    *stapler // nil when ocsp_stapling is off
 	stats   counters
 
 	clientTrust atomic.Pointer[clientTrust] // CAs and CRLs of client_auth; nil when off
@@ -84,6 +85,10 @@ func New(cfg Config, log *slog.Logger) (*Terminator, error) {
 		log.Warn("tls: no certificate configured; serving a self-signed certificate for localhost")
 		entries = []*certEntry{{paths: pairPaths{origin: "self-signed"}, cert: c, names: []string{"localhost"}}}
 	}
+	if cfg.OCSPStapling {
+		t.ocsp = newStapler(cfg)
+		entries = t.ocsp.applyStaples(entries, t.now())
+	}
 	store, err := newCertStore(entries, cfg.DefaultCert)
 	if err != nil {
 		return nil, err
@@ -103,6 +108,10 @@ func New(cfg Config, log *slog.Logger) (*Terminator, error) {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	t.tickets.init(t.now())
+	t.tickets.onFallback = func(stale time.Time) {
+		t.log.Warn("tls: fleet session ticket keys are stale; rotating locally until the fleet source is back (tickets issued now resume on this edge only)",
+			"stale_since", stale.UTC().Format(time.RFC3339))
+	}
 	return t, nil
 }
 
