@@ -8,6 +8,7 @@ import (
 
 	"edge/auth"
 	"edge/fingerprint"
+	"edge/geoip"
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/upstream"
@@ -46,6 +47,10 @@ type Snapshot struct {
 	dataFiles []string
 	// browser shapes responses for browsers (config_browser.go).
 	browser *browserPolicy
+	// geo is the [geoip] databases, nil when off; geoRules each route's country and network rule
+	// (nil for none), by route index (config_geoip.go).
+	geo      *geoip.DB
+	geoRules []*routeGeo
 }
 
 // compile builds a snapshot from a validated configuration. Parts whose configuration did not
@@ -65,6 +70,7 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 	snap.fpDB = cfg.data.fpDB
 	snap.waf = cfg.data.waf
 	snap.dataFiles = cfg.data.files
+	snap.geo, snap.geoRules = cfg.data.geo, cfg.compileGeoRules()
 
 	var created []*backend
 	fail := func() (*Snapshot, Problems) {

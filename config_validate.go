@@ -35,6 +35,7 @@ func (c *Config) validate(s *problemSink) {
 	c.validateRoutes(s)
 	c.validateAuth(s)
 	c.validateBrowser(s)
+	c.validateGeo(s) // config_geoip.go
 }
 
 func (c *Config) validateListen(s *problemSink) {

@@ -135,6 +135,12 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 		slog.String("backend", ex.backend),
 		slog.String("user_agent", r.UserAgent()),
 	)
+	if ex.geo.Country != "" {
+		attrs = append(attrs, slog.String("country", ex.geo.Country))
+	}
+	if ex.geo.ASN != 0 {
+		attrs = append(attrs, slog.Uint64("asn", uint64(ex.geo.ASN)))
+	}
 	if ex.trace != nil && ex.trace.id != "" {
 		attrs = append(attrs, slog.String("trace_id", ex.trace.id))
 	}

@@ -123,6 +123,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 	ex.peer = remoteAddr(r.RemoteAddr)
 	ex.trustPeer = snap.trusted(ex.peer)
 	ex.client = snap.clientIP(ex.peer, r)
+	s.locate(ex) // pipeline_geo.go: country and network, for routing and every stage after it
 	if !ex.trustPeer {
 		r.Header.Del("Early-Data")
 	}

@@ -22,7 +22,7 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) d
 	if p.Mode == waf.ModeOff {
 		return pass
 	}
-	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch}
+	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch, Country: ex.geo.Country, ASN: ex.geo.ASN}
 	if c := ex.conn; c != nil {
 		conn.JA4, conn.JA3Hash, conn.TLSGroup = c.fp.JA4, c.fp.JA3Hash, c.tls.Group
 	}

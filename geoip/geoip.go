@@ -65,6 +65,19 @@ func Open(country, asn Source) (*DB, error) {
 	return db, nil
 }
 
+// Merge returns a DB with country's country database and asn's ASN database (either may be nil),
+// so the two files can be opened, and their errors reported, separately.
+func Merge(country, asn *DB) *DB {
+	db := &DB{}
+	if country != nil {
+		db.country = country.country
+	}
+	if asn != nil {
+		db.asn = asn.asn
+	}
+	return db
+}
+
 // ReadFile reads a database file, refusing one larger than MaxDBBytes.
 func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
