@@ -32,7 +32,7 @@ type dataSet struct {
 	pages    *errorpage.Set // error_pages templates
 	geo      *geoip.DB      // [geoip] databases, nil when off (config_geoip.go)
 	geoStamp geoStamp
-	files    []string       // every data file in use, for the file watcher
+	files    []string // every data file in use, for the file watcher
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
