@@ -45,6 +45,7 @@ type Config struct {
 	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
 	Data        DataConfig                        `toml:"data"`
 	GeoIP       GeoIPConfig                       `toml:"geoip"`
+	Bots        BotsConfig                        `toml:"bots"`
 	Compression contentcoding.Config              `toml:"compression"`
 	Headers     secheaders.Config                 `toml:"headers"`
 	ErrorPages  map[string]string                 `toml:"error_pages"` // status → HTML template file

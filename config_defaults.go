@@ -94,6 +94,7 @@ func DefaultConfig() Config {
 		Tracing:     tracing.DefaultConfig(),
 		Compression: contentcoding.DefaultConfig(),
 		Headers:     secheaders.DefaultConfig(),
+		Bots:        defaultBotsConfig(), // config_bots.go
 		Listen: ListenConfig{
 			HTTPS:    Addrs{DefaultHTTPS},
 			HTTP:     Addrs{DefaultHTTP},

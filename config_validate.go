@@ -35,7 +35,8 @@ func (c *Config) validate(s *problemSink) {
 	c.validateRoutes(s)
 	c.validateAuth(s)
 	c.validateBrowser(s)
-	c.validateGeo(s) // config_geoip.go
+	c.validateGeo(s)  // config_geoip.go
+	c.validateBots(s) // config_bots.go
 }
 
 func (c *Config) validateListen(s *problemSink) {

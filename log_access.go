@@ -141,6 +141,12 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 	if ex.geo.ASN != 0 {
 		attrs = append(attrs, slog.Uint64("asn", uint64(ex.geo.ASN)))
 	}
+	if t := ex.bot.tier(); t != "" {
+		attrs = append(attrs, slog.String("bot", t))
+	}
+	if ex.bot.crawler != "" {
+		attrs = append(attrs, slog.String("crawler", ex.bot.crawler), slog.String("crawler_status", ex.bot.status.String()))
+	}
 	if ex.trace != nil && ex.trace.id != "" {
 		attrs = append(attrs, slog.String("trace_id", ex.trace.id))
 	}

@@ -52,6 +52,7 @@ type exchange struct {
 	origin    string // the request's Origin on a route with [routes.cors]
 
 	geo        geoip.Info // the client's country and network (pipeline_geo.go); zero when unknown
+	bot        botFacts   // bot tier and crawler verification (pipeline_bots.go)
 	conn       *connFacts // nil on cleartext
 	fpMatch    fingerprint.Match
 	fpMatched  bool

@@ -68,3 +68,13 @@ func asnString(n uint32) string {
 	}
 	return strconv.FormatUint(uint64(n), 10)
 }
+
+// afterResponse counts what the answer to a request tells about its client: its country and
+// network on the status page (when [geoip] is on), and a 4xx towards an error storm
+// (ratelimit.bans.storm_4xx, pipeline_bots.go).
+func (s *Server) afterResponse(ex *exchange, status int) {
+	if ex.snap.geo != nil && s.status != nil {
+		s.status.geo.observe(ex.geo, ex.start)
+	}
+	s.observeStorm(ex, status)
+}

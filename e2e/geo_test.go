@@ -230,6 +230,49 @@ func TestGeoDecisions(t *testing.T) {
 			}
 		})
 	}
+
+	// The status page counts the requests by country and network, each case once per protocol.
+	want := map[string]uint64{}
+	wantASN := map[uint32]uint64{}
+	for _, tc := range cases {
+		c := tc.country
+		if c == "" {
+			c = "unknown"
+		}
+		want[c] += 3
+		wantASN[tc.asn] += 3
+	}
+	var st struct {
+		Geo struct {
+			Countries []struct {
+				Name  string `json:"name"`
+				Count uint64 `json:"count"`
+			} `json:"countries"`
+			Networks []struct {
+				ASN   uint32 `json:"asn"`
+				Count uint64 `json:"count"`
+			} `json:"networks"`
+		} `json:"geo"`
+	}
+	_, body, err := get(client("h1"), e.url("admin", "/status"))
+	if err != nil || json.Unmarshal([]byte(body), &st) != nil {
+		t.Fatalf("GET /status: %v %q", err, body)
+	}
+	for _, c := range st.Geo.Countries {
+		if c.Count != want[c.Name] {
+			t.Errorf("status page: country %s counted %d, want %d", c.Name, c.Count, want[c.Name])
+		}
+		delete(want, c.Name)
+	}
+	for _, n := range st.Geo.Networks {
+		if n.Count != wantASN[n.ASN] {
+			t.Errorf("status page: AS%d counted %d, want %d", n.ASN, n.Count, wantASN[n.ASN])
+		}
+		delete(wantASN, n.ASN)
+	}
+	if len(want) > 0 || len(wantASN) > 0 {
+		t.Errorf("status page: missing countries %v, networks %v", want, wantASN)
+	}
 }
 
 // TestGeoRateLimitKeys checks that key = "asn" and key = "country" count every address of a network
