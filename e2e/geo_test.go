@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
@@ -378,4 +380,37 @@ func TestGeoReload(t *testing.T) {
 		t.Fatalf("fixed database: reload failed: %v", res.Problems)
 	}
 	check("shop-eu") // now FR: the country condition wins
+}
+
+// TestGeoHotReload checks that the file watcher picks up a database replaced on disk (as a database
+// updater does: write aside, rename into place), and that a corrupt replacement is refused while the
+// previous databases keep serving.
+func TestGeoHotReload(t *testing.T) {
+	dir := t.TempDir()
+	e := startEdgeFile(t, filepath.Join(dir, "edge.toml"), geoConfig(t, dir))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Watch(ctx)
+	time.Sleep(100 * time.Millisecond) // let the watcher register its directories
+	c := client("h3")
+	route := func() string {
+		_, body, _ := geoGet(t, e, c, "/shop", "81.2.69.10")
+		return body
+	}
+	if got := route(); got != "shop-as64496" {
+		t.Fatalf("before: got route %q, want shop-as64496", got)
+	}
+	asn := filepath.Join(dir, "asn.mmdb")
+	writeTestMMDB(t, asn, "GeoLite2-ASN", map[string]mmdbtype.Map{"81.2.69.0/24": geoASN(64511)})
+	if !eventually(func() bool { return route() == "shop" }) {
+		t.Fatalf("after replacing asn_db: got route %q, want shop (AS64511 matches no condition)", route())
+	}
+	os.WriteFile(asn+".tmp", []byte("not a database"), 0o644)
+	os.Rename(asn+".tmp", asn)
+	if !eventually(func() bool { r := e.LastReload(); return r != nil && !r.OK }) {
+		t.Fatal("a corrupt asn_db was not refused by a reload")
+	}
+	if got := route(); got != "shop" {
+		t.Fatalf("after a corrupt asn_db: got route %q, want shop (the previous databases serving)", got)
+	}
 }
