@@ -78,13 +78,14 @@ func (ex *exchange) noStrike() bool { return ex.bot.status == crawler.Verified }
 // observeStorm counts a 4xx answer towards its client's error-storm budget
 // (ratelimit.bans.storm_4xx): a scanner walking paths that do not exist, or probing with requests
 // that are refused, strikes itself into a ban. Answers whose cause already struck the client (429,
-// WAF blocks, bans, failed credentials) and streams the client reset itself are not counted twice.
+// WAF blocks, bans, failed credentials), streams the client reset itself, and refusals for where
+// the client is rather than what it does (network and country rules) are not counted.
 func (s *Server) observeStorm(ex *exchange, status int) {
 	if status < 400 || status > 499 {
 		return
 	}
 	switch ex.reason {
-	case denyRateLimited, denyWAF, denyBanned, denyUnauthorized, denyClientGone:
+	case denyRateLimited, denyWAF, denyBanned, denyUnauthorized, denyClientGone, denyForbiddenNetwork, denyForbiddenGeo:
 		return
 	}
 	rl := ex.snap.rl

@@ -80,7 +80,8 @@ type BanConfig struct {
 	// Storm4xx is the error-storm trigger: a client that gets more than this many 4xx responses
 	// (from a backend or from edge) within Storm4xxWindowMS is struck once for every further 4xx
 	// (ReasonStorm), so a scanner walking missing paths is banned like any other offender.
-	// Responses whose cause already struck (429, WAF blocks, bans) do not count. 0: off.
+	// The root counts every 4xx but those whose cause already struck (429, WAF blocks, bans, bad
+	// credentials) and refusals for where the client is (network and country rules). 0: off.
 	Storm4xx int `toml:"storm_4xx"`
 	// Storm4xxWindowMS is the window of Storm4xx.
 	Storm4xxWindowMS int64 `toml:"storm_4xx_window_ms"`
