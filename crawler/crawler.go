@@ -171,6 +171,8 @@ func (cfg *Config) Problems() []string {
 	}
 	if cfg.MaxInFlight < 1 {
 		errs = append(errs, "max_lookups: must be at least 1")
+	} else if cfg.MaxEntries >= 1 && cfg.MaxInFlight > cfg.MaxEntries {
+		errs = append(errs, "max_lookups: must not exceed cache_entries ("+strconv.Itoa(cfg.MaxEntries)+"), got "+strconv.Itoa(cfg.MaxInFlight))
 	}
 	return errs
 }

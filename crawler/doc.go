@@ -24,5 +24,6 @@
 // # Concurrency and reload
 //
 // A Verifier is safe for concurrent use. The root builds a new one when [bots] changes and keeps
-// the old one (and its cache) otherwise; Close stops nothing but marks it unused.
+// the old one (and its cache) otherwise. A replaced Verifier needs no closing: its lookups still
+// running end within Timeout and nothing else runs in the background.
 package crawler
