@@ -150,12 +150,14 @@ var collectorDescs = []*prometheus.Desc{
 // registerCollectors registers the leaves' statistics on the metrics registry. Calling it again is
 // harmless: the second registration is recognised and ignored.
 func (s *Server) registerCollectors() error {
-	err := s.m.reg.Register(statsCollector{s: s})
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		return nil
+	for _, c := range []prometheus.Collector{statsCollector{s: s}, botsCollector{s: s}} { // admin_collectors_bots.go
+		err := s.m.reg.Register(c)
+		var are prometheus.AlreadyRegisteredError
+		if err != nil && !errors.As(err, &are) {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // Describe implements prometheus.Collector.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,6 +50,7 @@ const (
 	Verified
 	// Fake: DNS answered, and the answers refute the claim.
 	Fake
+	numStatuses
 )
 
 // String returns "none", "pending", "verified" or "fake".
@@ -88,6 +90,7 @@ type Verifier struct {
 	entries  map[key]*entry
 	inFlight int
 	lookups  uint64
+	answers  [numStatuses]atomic.Uint64 // Check's answers, by Status
 }
 
 type compiled struct {
@@ -199,6 +202,12 @@ func (v *Verifier) Check(i int, addr netip.Addr, wait time.Duration, now time.Ti
 	if v == nil || i < 0 || i >= len(v.crawlers) || !addr.IsValid() {
 		return Unclaimed
 	}
+	st := v.check(i, addr, wait, now)
+	v.answers[st].Add(1)
+	return st
+}
+
+func (v *Verifier) check(i int, addr netip.Addr, wait time.Duration, now time.Time) Status {
 	k := key{i, addr.Unmap().WithZone("")}
 	v.mu.Lock()
 	e := v.entries[k]
@@ -333,13 +342,22 @@ func inDomains(host string, domains []string) bool {
 type Stats struct {
 	Entries, InFlight int
 	Lookups           uint64
+	// Answers counts Check's answers by Status (Pending, Verified, Fake).
+	Answers [numStatuses]uint64
 }
 
-// Stats returns the cache size, the lookups running and the lookups started.
+// NumStatuses is the number of Status values; Stats.Answers is indexed by Status.
+const NumStatuses = int(numStatuses)
+
+// Stats returns the cache size, the lookups running and started, and Check's answers.
 func (v *Verifier) Stats() Stats {
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	return Stats{Entries: len(v.entries), InFlight: v.inFlight, Lookups: v.lookups}
+	st := Stats{Entries: len(v.entries), InFlight: v.inFlight, Lookups: v.lookups}
+	v.mu.Unlock()
+	for i := range st.Answers {
+		st.Answers[i] = v.answers[i].Load()
+	}
+	return st
 }
 
 // containsFold reports whether s contains the lower-case ASCII token, ignoring ASCII case.

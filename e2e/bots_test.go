@@ -277,6 +277,16 @@ fake_crawler_action = "block"
 	if _, ok := e.lastAccess(t, `"crawler_status":"verified"`); !ok {
 		t.Error("no access log line with crawler_status verified")
 	}
+	m := scrape(t, e)
+	for status, want := range map[string]float64{"verified": 3 * 6, "fake": 3 * 3} {
+		got := m.match("edge_crawler_checks_total", map[string]string{"status": status})
+		if len(got) != 1 || got[0].value != want {
+			t.Errorf("edge_crawler_checks_total{status=%q}: got %v, want %v", status, got, want)
+		}
+	}
+	if got := m.match("edge_denied_total", map[string]string{"reason": "fake_crawler"}); len(got) != 1 || got[0].value != 9 {
+		t.Errorf("fake_crawler denials: got %v, want 9", got)
+	}
 }
 
 // TestCrawlerFakeFlagged checks fake_crawler_action = "flag": the fake crawler is served, but in

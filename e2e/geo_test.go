@@ -275,6 +275,15 @@ func TestGeoDecisions(t *testing.T) {
 	if len(want) > 0 || len(wantASN) > 0 {
 		t.Errorf("status page: missing countries %v, networks %v", want, wantASN)
 	}
+	m := scrape(t, e)
+	for _, db := range []string{"country", "asn"} {
+		if got := m.match("edge_geoip_database_build_timestamp_seconds", map[string]string{"db": db}); len(got) != 1 || got[0].value < 1.7e9 {
+			t.Errorf("edge_geoip_database_build_timestamp_seconds{db=%q}: got %v, want the build time", db, got)
+		}
+	}
+	if got := m.match("edge_denied_total", map[string]string{"reason": "forbidden_geo"}); len(got) != 1 || got[0].value != 15 {
+		t.Errorf("forbidden_geo denials: got %v, want 15 (5 cases on 3 protocols)", got)
+	}
 }
 
 // TestGeoRateLimitKeys checks that key = "asn" and key = "country" count every address of a network

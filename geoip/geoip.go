@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/oschwald/maxminddb-golang/v2"
 )
@@ -118,6 +119,20 @@ func (db *DB) HasCountry() bool { return db != nil && db.country != nil }
 
 // HasASN reports whether an ASN database is open.
 func (db *DB) HasASN() bool { return db != nil && db.asn != nil }
+
+// BuildTimes returns the build times of the country and ASN databases (zero for an absent one).
+func (db *DB) BuildTimes() (country, asn time.Time) {
+	if db == nil {
+		return
+	}
+	if db.country != nil {
+		country = db.country.r.Metadata.BuildTime()
+	}
+	if db.asn != nil {
+		asn = db.asn.r.Metadata.BuildTime()
+	}
+	return country, asn
+}
 
 // Describe names the open databases with their type and build time, for logs.
 func (db *DB) Describe() []string {
