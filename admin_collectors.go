@@ -150,7 +150,7 @@ var collectorDescs = []*prometheus.Desc{
 // registerCollectors registers the leaves' statistics on the metrics registry. Calling it again is
 // harmless: the second registration is recognised and ignored.
 func (s *Server) registerCollectors() error {
-	for _, c := range []prometheus.Collector{statsCollector{s: s}, tlsKeysCollector{s: s}} {
+	for _, c := range []prometheus.Collector{statsCollector{s: s}, tlsKeysCollector{s: s}, botsCollector{s: s}} { // admin_collectors_tls.go, admin_collectors_bots.go
 		err := s.m.reg.Register(c)
 		var are prometheus.AlreadyRegisteredError
 		if err != nil && !errors.As(err, &are) {

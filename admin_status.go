@@ -56,6 +56,9 @@ type statusState struct {
 
 	wafMu   sync.Mutex
 	minutes [statusWAFMinutes]wafMinute
+
+	// geo counts requests by client country and network ([geoip]; admin_status_geo.go).
+	geo geoWindow
 }
 
 type fpSlot struct {
@@ -387,6 +390,7 @@ type statusSummary struct {
 	TLS           statusTLS          `json:"tls"`
 	Fingerprints  statusFingerprints `json:"fingerprints"`
 	WAF           statusWAF          `json:"waf"`
+	Geo           statusGeo          `json:"geo"`
 	RateLimit     statusRateLimit    `json:"ratelimit"`
 	Backends      []statusBackend    `json:"backends"`
 	Reload        statusReload       `json:"reload"`
@@ -484,7 +488,8 @@ type statusReload struct {
 
 // statusSummary assembles GET /status from the leaves' Stats, the request metrics and st.
 func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
-	out := statusSummary{Time: now.UTC(), UptimeSeconds: now.Sub(st.start).Seconds(), PID: os.Getpid(), Fingerprints: st.fingerprints(), WAF: st.waf(now)}
+	out := statusSummary{Time: now.UTC(), UptimeSeconds: now.Sub(st.start).Seconds(), PID: os.Getpid(), Fingerprints: st.fingerprints(), WAF: st.waf(now),
+		Geo: st.geo.summary(now)}
 	out.Requests = s.requestTotals()
 	out.TLS.Groups, out.TLS.Failures = []statusGroup{}, []nameCount{}
 	if s.term != nil {

@@ -44,6 +44,8 @@ type Config struct {
 	WAF         waf.Config                        `toml:"waf"`
 	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
 	Data        DataConfig                        `toml:"data"`
+	GeoIP       GeoIPConfig                       `toml:"geoip"`
+	Bots        BotsConfig                        `toml:"bots"`
 	Compression contentcoding.Config              `toml:"compression"`
 	Headers     secheaders.Config                 `toml:"headers"`
 	ErrorPages  map[string]string                 `toml:"error_pages"` // status → HTML template file
@@ -189,6 +191,15 @@ type RouteConfig struct {
 	// DenyCIDRs refuse clients inside one of these prefixes with 403 forbidden_network; deny wins
 	// over allow.
 	DenyCIDRs []string `toml:"deny_cidrs"`
+	// AllowCountries, when set, admit only clients whose country ([geoip] country_db; ISO 3166-1
+	// alpha-2, "DE") is listed; others, and clients of unknown country, get 403 forbidden_geo.
+	AllowCountries []string `toml:"allow_countries"`
+	// DenyCountries refuse clients of these countries with 403 forbidden_geo; deny wins over allow.
+	DenyCountries []string `toml:"deny_countries"`
+	// AllowASNs, when set, admit only clients whose autonomous system ([geoip] asn_db) is listed.
+	AllowASNs []uint32 `toml:"allow_asns"`
+	// DenyASNs refuse clients of these autonomous systems with 403 forbidden_geo.
+	DenyASNs []uint32 `toml:"deny_asns"`
 	// Auth names the authenticator of this route: "jwt:NAME", "basic:NAME" or "forward:NAME"
 	// ([auth.KIND.NAME]). Empty: none.
 	Auth string `toml:"auth"`
@@ -338,6 +349,7 @@ func (c *Config) resolvePaths() {
 	c.WAF.RulesDir = c.resolve(c.WAF.RulesDir)
 	c.RateLimit.Bans.Blocklist = c.resolve(c.RateLimit.Bans.Blocklist)
 	c.RateLimit.Bans.Allowlist = c.resolve(c.RateLimit.Bans.Allowlist)
+	c.GeoIP.CountryDB, c.GeoIP.ASNDB = c.resolve(c.GeoIP.CountryDB), c.resolve(c.GeoIP.ASNDB)
 	for i, k := range c.Data.TrustedKeys {
 		c.Data.TrustedKeys[i] = c.resolve(k)
 	}

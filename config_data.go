@@ -5,6 +5,7 @@ import (
 
 	"edge/errorpage"
 	"edge/fingerprint"
+	"edge/geoip"
 	"edge/ratelimit"
 	"edge/trust"
 )
@@ -29,16 +30,21 @@ type dataSet struct {
 	waf      *wafEngine
 	auth     *authData      // users files and JWT key files ([auth])
 	pages    *errorpage.Set // error_pages templates
-	files    []string       // every data file in use, for the file watcher
+	geo      *geoip.DB      // [geoip] databases, nil when off (config_geoip.go)
+	geoStamp geoStamp
+	files    []string // every data file in use, for the file watcher
 }
 
 // loadData reads, verifies and parses the data files of cfg, recording every problem.
 // prev, when not nil, is the configuration being replaced: its WAF rule set is taken over when the
 // rule files did not change.
 func (c *Config) loadData(s *problemSink, prev *Config) *dataSet {
-	var prevWAF *wafEngine
+	var (
+		prevWAF  *wafEngine
+		prevData *dataSet
+	)
 	if prev != nil && prev.data != nil {
-		prevWAF = prev.data.waf
+		prevWAF, prevData = prev.data.waf, prev.data
 	}
 	d := &dataSet{}
 	v, err := trust.LoadVerifier(c.Data.TrustedKeys)
@@ -102,7 +108,14 @@ func (c *Config) loadData(s *problemSink, prev *Config) *dataSet {
 	d.files = append(d.files, ad.files...)
 	pages, files, pagesOK := c.loadErrorPages(s, v) // config_errorpages.go
 	d.pages, d.files = pages, append(d.files, files...)
-	if !ok || !authOK || !pagesOK {
+	geo, stamp, geoOK := c.loadGeoIP(s, v, prevData) // config_geoip.go
+	d.geo, d.geoStamp = geo, stamp
+	for _, f := range []string{c.GeoIP.CountryDB, c.GeoIP.ASNDB} {
+		if f != "" {
+			d.files = append(d.files, f)
+		}
+	}
+	if !ok || !authOK || !pagesOK || !geoOK {
 		return nil
 	}
 	return d

@@ -99,6 +99,7 @@ func DefaultConfig() Config {
 		Runtime:     RuntimeConfig{GCPercent: DefaultGCPercent, MemoryLimit: DefaultMemoryLimit},
 		Compression: contentcoding.DefaultConfig(),
 		Headers:     secheaders.DefaultConfig(),
+		Bots:        defaultBotsConfig(), // config_bots.go
 		Listen: ListenConfig{
 			HTTPS:    Addrs{DefaultHTTPS},
 			HTTP:     Addrs{DefaultHTTP},

@@ -7,7 +7,9 @@ import (
 	"sync/atomic"
 
 	"edge/auth"
+	"edge/crawler"
 	"edge/fingerprint"
+	"edge/geoip"
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/upstream"
@@ -46,6 +48,15 @@ type Snapshot struct {
 	dataFiles []string
 	// browser shapes responses for browsers (config_browser.go).
 	browser *browserPolicy
+	// geo is the [geoip] databases, nil when off; geoRules each route's country and network rule
+	// (nil for none), by route index (config_geoip.go).
+	geo      *geoip.DB
+	geoRules []*routeGeo
+	// crawlers verifies crawler claims (nil when bots.verify_crawlers is off), taken over by a
+	// reload that leaves [bots] unchanged; botWAF derives the WAF policies of clients that skip
+	// bots.allow_skips_rules (config_bots.go).
+	crawlers *crawler.Verifier
+	botWAF   *botPolicies
 }
 
 // compile builds a snapshot from a validated configuration. Parts whose configuration did not
@@ -65,6 +76,7 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 	snap.fpDB = cfg.data.fpDB
 	snap.waf = cfg.data.waf
 	snap.dataFiles = cfg.data.files
+	snap.geo, snap.geoRules = cfg.data.geo, cfg.compileGeoRules()
 
 	var created []*backend
 	fail := func() (*Snapshot, Problems) {
@@ -119,6 +131,13 @@ func (s *Server) compile(cfg *Config, old *Snapshot) (*Snapshot, Problems) {
 		}
 		snap.rl = rl
 	}
+	crawlers, err := compileBots(cfg, old)
+	if err != nil {
+		sink.errorf("bots", err.Error())
+		return fail()
+	}
+	snap.crawlers, snap.botWAF = crawlers, &botPolicies{excl: cfg.Bots.allowExclusions()}
+	warnIdleBotTier(cfg, snap.fpDB, sink)
 	// The lists were read (and verified) with the rest of the data; a reload with changed lists
 	// swaps them in place, keeping strikes and bans.
 	snap.rl.Bans.SetLists(cfg.data.block, cfg.data.allow)

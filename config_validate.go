@@ -38,6 +38,8 @@ func (c *Config) validate(s *problemSink) {
 	c.validateAuth(s)
 	c.validateBrowser(s)
 	c.validateRuntime(s)
+	c.validateGeo(s)  // config_geoip.go
+	c.validateBots(s) // config_bots.go
 }
 
 func (c *Config) validateListen(s *problemSink) {

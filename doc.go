@@ -17,7 +17,10 @@
 //	                     pipeline_early.go (0-RTT), pipeline_misdirected.go (421), pipeline_fingerprint.go,
 //	                     pipeline_cors.go (routing of preflights, answered at the edge), pipeline_auth.go
 //	                     (network rules, client certificates, JWT, Basic, forward auth: package auth),
-//	                     pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written by
+//	                     pipeline_geo.go (the client's country and network, looked up once per
+//	                     connection; route rules allow/deny_countries and _asns), pipeline_bots.go
+//	                     (the fingerprint database's allow and limit tiers, crawler verification,
+//	                     4xx storms), pipeline_ratelimit.go, pipeline_waf.go; every denial is a decision written by
 //	                     pipeline_respond.go, as JSON or an HTML page (pipeline_errorpage.go);
 //	                     pipeline_compress.go encodes the answer, pipeline_headers.go sets the default
 //	                     security and CORS headers on every response; pipeline_exchange.go is the
@@ -28,7 +31,8 @@
 //	log_access.go        the access log line written when a request ends; log_process.go the process log
 //	config*.go           the configuration: decoding (config.go), listener addresses (config_listen.go),
 //	                     defaults, validation, problems and their lines, data files (config_data.go,
-//	                     config_waf.go, config_auth.go, config_errorpages.go), the browser-facing
+//	                     config_waf.go, config_auth.go, config_errorpages.go, config_geoip.go),
+//	                     [bots] (config_bots.go), the browser-facing
 //	                     policies (config_browser.go) and the compiled Snapshot (config_snapshot.go)
 //	reload*.go           hot reload: Server.Reload and the file watcher
 //	admin*.go            the admin listener: handlers, metrics, collectors, the status page, and the
@@ -46,7 +50,8 @@
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
 // The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
-// h2guard, auth, tracing, and for what browsers receive contentcoding, secheaders, cors, errorpage)
+// h2guard, auth, tracing, geoip, crawler, and for what browsers receive contentcoding, secheaders,
+// cors, errorpage)
 // are leaves: they exchange plain values with this package and never import it (deps_test.go holds
 // the allowed import edges of the whole module). Unit tests sit beside the code they test; tests that
 // start a whole edge and drive it through its listeners are in e2e/.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"edge/fingerprint"
@@ -28,6 +29,9 @@ type connFacts struct {
 	// handshakeDone, on a QUIC connection accepted in 0-RTT, is closed when its handshake completes
 	// (nil otherwise): until then its requests arrived in early data.
 	handshakeDone <-chan struct{}
+	// geo is the GeoIP answer for the connection's client address, kept for its next requests
+	// (pipeline_geo.go).
+	geo atomic.Pointer[geoCached]
 }
 
 type connFactsKey struct{}

@@ -134,6 +134,19 @@ func (al *accessLog) log(ex *exchange, r *http.Request, rec *recorder) {
 	l.str("route", ex.route)
 	l.str("backend", ex.backend)
 	l.str("user_agent", r.UserAgent())
+	if ex.geo.Country != "" {
+		l.str("country", ex.geo.Country)
+	}
+	if ex.geo.ASN != 0 {
+		l.uint("asn", uint64(ex.geo.ASN))
+	}
+	if t := ex.bot.tier(); t != "" {
+		l.str("bot", t)
+	}
+	if ex.bot.crawler != "" {
+		l.str("crawler", ex.bot.crawler)
+		l.str("crawler_status", ex.bot.status.String())
+	}
 	if ex.trace != nil && ex.trace.id != "" {
 		l.str("trace_id", ex.trace.id)
 	}

@@ -62,6 +62,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme string) {
 		s.endTrace(ex, r, status)
 	}
 	s.m.observe(ex, status)
+	s.afterResponse(ex, status) // pipeline_geo.go: the status page's geo counts; pipeline_bots.go: 4xx storms
 	s.access.log(ex, r, rec)
 }
 
@@ -123,6 +124,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 	ex.peer = remoteAddr(r.RemoteAddr)
 	ex.trustPeer = snap.trusted(ex.peer)
 	ex.client = snap.clientIP(ex.peer, r)
+	s.locate(ex) // pipeline_geo.go: country and network, for routing and every stage after it
 	if !ex.trustPeer {
 		r.Header.Del("Early-Data")
 	}
@@ -155,6 +157,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, ex *exchange) de
 
 	if s.classify(ex, r) == fingerprint.ActionBlock {
 		return deny(denyFingerprint, "")
+	}
+	if d := s.botTier(r, ex); d.denied() { // pipeline_bots.go
+		return d
 	}
 
 	rt := s.matchRoute(r, ex) // pipeline_cors.go: a CORS preflight is routed by the method it asks for

@@ -19,12 +19,16 @@ const (
 	hdrAuthMethod = "Edge-Auth-Method" // "jwt:NAME", "basic:NAME" or "forward:NAME"
 )
 
-// authorize is the stage that decides who may pass the matched route: its network rule
-// (allow_cidrs, deny_cidrs) on the client address edge resolved, then its authenticator. It runs
+// authorize is the stage that decides who may pass the matched route: its country and network
+// rule (allow_countries, deny_countries, allow_asns, deny_asns), its network rule (allow_cidrs,
+// deny_cidrs) on the client address edge resolved, then its authenticator. It runs
 // before the request limiter, so a policy keyed on a token's claim (jwt:sub) sees it, and before
 // the WAF.
 func (s *Server) authorize(r *http.Request, ex *exchange) decision {
 	s.clientCertificate(r, ex)
+	if d := geoAllowed(ex); d.denied() { // pipeline_geo.go
+		return d
+	}
 	if ex.rt == nil || ex.rt.Index >= len(ex.snap.auth) {
 		return pass
 	}

@@ -17,13 +17,13 @@ func (s *Server) matchRoute(r *http.Request, ex *exchange) *routes.Compiled {
 	table, bp := ex.snap.table, ex.snap.browser
 	if cors.IsPreflight(r) {
 		asked := r.Header.Get("Access-Control-Request-Method")
-		if rt := table.Match(ex.host, ex.path, asked, r.Header.Get); rt != nil && rt.Index < len(bp.routes) && bp.routes[rt.Index].cors != nil {
+		if rt := table.MatchClient(ex.host, ex.path, asked, r.Header.Get, ex.routeClient()); rt != nil && rt.Index < len(bp.routes) && bp.routes[rt.Index].cors != nil {
 			ex.preflight = true
 			ex.origin = r.Header.Get("Origin")
 			return rt
 		}
 	}
-	rt := table.Match(ex.host, ex.path, r.Method, r.Header.Get)
+	rt := table.MatchClient(ex.host, ex.path, r.Method, r.Header.Get, ex.routeClient())
 	if rt != nil && rt.Index < len(bp.routes) && bp.routes[rt.Index].cors != nil {
 		ex.origin = r.Header.Get("Origin")
 	}

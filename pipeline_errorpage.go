@@ -32,6 +32,8 @@ var denyMessages = [numDenyReasons]string{
 	denyClientCertInvalid:  "The client certificate your browser presented is not accepted by this site.",
 	denyCORS:               "This cross-origin request is not allowed by the site.",
 	denyMisdirected:        "This connection was set up for another site. Your browser will retry on a new connection.",
+	denyForbiddenGeo:       "This site cannot be reached from your country or network.",
+	denyFakeCrawler:        "This request was blocked by the site's security policy.",
 }
 
 // writeErrorPage writes the HTML form of a denial: the operator's template for its status, else

@@ -12,6 +12,7 @@ import (
 	"edge/auth"
 	"edge/contentcoding"
 	"edge/fingerprint"
+	"edge/geoip"
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/tls"
@@ -51,6 +52,8 @@ type exchange struct {
 	preflight bool   // a CORS preflight for a route with [routes.cors]: answered at the edge
 	origin    string // the request's Origin on a route with [routes.cors]
 
+	geo        geoip.Info // the client's country and network (pipeline_geo.go); zero when unknown
+	bot        botFacts   // bot tier and crawler verification (pipeline_bots.go)
 	conn       *connFacts // nil on cleartext
 	fpMatch    fingerprint.Match
 	fpMatched  bool

@@ -22,7 +22,8 @@ func (s *Server) limitRequest(r *http.Request, ex *exchange) decision {
 	if reason, banned := rl.Bans.Banned(ex.client, time.Now()); banned {
 		return deny(denyBanned, reason.String())
 	}
-	facts := ratelimit.KeyFacts{IP: ex.client, Route: ex.route, Header: r.Header.Get, Cookie: cookieGetter(r), Claim: claimGetter(ex)}
+	facts := ratelimit.KeyFacts{IP: ex.client, Route: ex.route, Header: r.Header.Get, Cookie: cookieGetter(r), Claim: claimGetter(ex),
+		Country: ex.geo.Country, ASN: ex.geo.ASN, Bot: ex.bot.limit, NoStrike: ex.noStrike()}
 	if ex.conn != nil {
 		facts.JA4 = ex.conn.fp.JA4
 	}

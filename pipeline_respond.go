@@ -40,6 +40,12 @@ const (
 	denyClientCertInvalid
 	denyCORS
 	denyMisdirected
+	// denyForbiddenGeo: the route's allow_countries, deny_countries, allow_asns or deny_asns
+	// refused the client's country or network (config_geoip.go).
+	denyForbiddenGeo
+	// denyFakeCrawler: the User-Agent claims a search engine crawler whose reverse and forward DNS
+	// do not confirm the address, under [bots] fake_crawler_action = "block" (pipeline_bots.go).
+	denyFakeCrawler
 	numDenyReasons
 )
 
@@ -73,6 +79,8 @@ var denyInfo = [numDenyReasons]struct {
 	denyClientCertInvalid:  {http.StatusForbidden, "client_cert_invalid"},
 	denyCORS:               {http.StatusForbidden, "cors_rejected"},
 	denyMisdirected:        {http.StatusMisdirectedRequest, "misdirected"},
+	denyForbiddenGeo:       {http.StatusForbidden, "forbidden_geo"},
+	denyFakeCrawler:        {http.StatusForbidden, "fake_crawler"},
 }
 
 // String returns the reason's name as it appears in metrics labels and the access log.

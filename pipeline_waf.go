@@ -22,7 +22,10 @@ func (s *Server) inspect(w http.ResponseWriter, r *http.Request, ex *exchange) d
 	if p.Mode == waf.ModeOff {
 		return pass
 	}
-	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch}
+	if ex.bot.allow {
+		p = ex.snap.botWAF.allowed(p) // config_bots.go: without bots.allow_skips_rules
+	}
+	conn := waf.Conn{ClientIP: ex.client, UAMismatch: ex.uaMismatch, Country: ex.geo.Country, ASN: ex.geo.ASN}
 	if c := ex.conn; c != nil {
 		conn.JA4, conn.JA3Hash, conn.TLSGroup = c.fp.JA4, c.fp.JA3Hash, c.tls.Group
 	}
@@ -110,7 +113,7 @@ func (s *Server) applyVerdict(r *http.Request, ex *exchange, v waf.Verdict) deci
 	}
 	switch v.Action {
 	case waf.ActionBlock:
-		if rl := ex.snap.rl; rl != nil {
+		if rl := ex.snap.rl; rl != nil && !ex.noStrike() {
 			rl.Bans.Strike(ex.client, ratelimit.ReasonWAF, time.Now())
 		}
 		return deny(denyWAF, v.Reason())

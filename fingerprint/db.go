@@ -164,6 +164,29 @@ func ParseDB(data []byte, name string) (*DB, error) {
 // Len returns the number of entries.
 func (db *DB) Len() int { return db.entries }
 
+// HasAction reports whether some entry of the database has action a.
+func (db *DB) HasAction(a Action) bool {
+	if db == nil {
+		return false
+	}
+	for _, m := range db.ja4 {
+		if m.Action == a {
+			return true
+		}
+	}
+	for _, m := range db.ja3 {
+		if m.Action == a {
+			return true
+		}
+	}
+	for _, g := range db.globs {
+		if g.m.Action == a {
+			return true
+		}
+	}
+	return false
+}
+
 // Name returns the name the database was parsed under.
 func (db *DB) Name() string { return db.name }
 

@@ -28,6 +28,7 @@ type Bans struct {
 	blockPath     string
 	allowPath     string
 	fleet         *fleet
+	storm         *Limiter           // bans.storm_4xx budget; nil when off (storm.go)
 	onBan         func(netip.Prefix) // Options.OnBan
 	struck        [numReasons]atomic.Uint64
 	bansIssued    atomic.Uint64
@@ -67,6 +68,11 @@ func newBans(cfg *Config) (*Bans, error) {
 	if err := b.ReloadLists(); err != nil {
 		return nil, err
 	}
+	storm, err := newStorm(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.storm = storm
 	return b, nil
 }
 

@@ -44,18 +44,21 @@ type PolicyConfig struct {
 	// Name identifies the policy in headers, logs and route references
 	// ([A-Za-z0-9_.-], at most 64 bytes, unique).
 	Name string `toml:"name"`
-	// Key is what is counted: "ip", "ja4", "ip+ja4", "route", "jwt:CLAIM" (a claim of the route's
-	// verified token; requests without one are not counted), "header:NAME"
-	// or "cookie:NAME".
+	// Key is what is counted: "ip", "ja4", "ip+ja4", "route", "country" or "asn" (the client's
+	// country or autonomous system from [geoip]; clients it does not know are not counted),
+	// "jwt:CLAIM" (a claim of the route's verified token; requests without one are not counted),
+	// "header:NAME" or "cookie:NAME".
 	Key string `toml:"key"`
 	// PerSecond or PerMinute (exactly one, positive) is the sustained rate.
 	PerSecond float64 `toml:"per_second"`
 	PerMinute float64 `toml:"per_minute"`
 	// Burst (at least 1) is how many requests a key may make back to back.
 	Burst int `toml:"burst"`
-	// Scope is "global" (every request, one counter per key) or "route" (only
-	// routes that reference the policy, one counter per route and key).
-	// Empty means "global".
+	// Scope is "global" (every request, one counter per key), "route" (only
+	// routes that reference the policy, one counter per route and key) or
+	// "bot" (only requests the root marks as the bot tier, KeyFacts.Bot: clients
+	// whose fingerprint database entry says action = "limit"; one counter per
+	// key). Empty means "global".
 	Scope string `toml:"scope"`
 	// Mode is "block" (deny with 429) or "detect" (log only). Empty means "block".
 	Mode string `toml:"mode"`
@@ -74,6 +77,14 @@ type BanConfig struct {
 	// Blocklist and Allowlist are CIDR list files ("" for none).
 	Blocklist string `toml:"blocklist"`
 	Allowlist string `toml:"allowlist"`
+	// Storm4xx is the error-storm trigger: a client that gets more than this many 4xx responses
+	// (from a backend or from edge) within Storm4xxWindowMS is struck once for every further 4xx
+	// (ReasonStorm), so a scanner walking missing paths is banned like any other offender.
+	// The root counts every 4xx but those whose cause already struck (429, WAF blocks, bans, bad
+	// credentials) and refusals for where the client is (network and country rules). 0: off.
+	Storm4xx int `toml:"storm_4xx"`
+	// Storm4xxWindowMS is the window of Storm4xx.
+	Storm4xxWindowMS int64 `toml:"storm_4xx_window_ms"`
 }
 
 // RedisConfig is [ratelimit.redis].
@@ -102,6 +113,8 @@ const (
 	keyHeader
 	keyCookie
 	keyClaim
+	keyCountry
+	keyASN
 )
 
 // parseKey parses a policy key kind.
@@ -115,6 +128,10 @@ func parseKey(s string) (keyKind, string, error) {
 		return keyIPJA4, "", nil
 	case "route":
 		return keyRoute, "", nil
+	case "country":
+		return keyCountry, "", nil
+	case "asn":
+		return keyASN, "", nil
 	}
 	if name, ok := strings.CutPrefix(s, "header:"); ok {
 		if !isToken(name) {
@@ -134,7 +151,7 @@ func parseKey(s string) (keyKind, string, error) {
 		}
 		return keyClaim, name, nil
 	}
-	return 0, "", fmt.Errorf("unknown key kind %q (want ip, ja4, ip+ja4, route, header:NAME, cookie:NAME or jwt:CLAIM)", s)
+	return 0, "", fmt.Errorf("unknown key kind %q (want ip, ja4, ip+ja4, route, country, asn, header:NAME, cookie:NAME or jwt:CLAIM)", s)
 }
 
 // isToken reports whether s is an RFC 9110 §5.6.2 token.
@@ -241,8 +258,8 @@ func (c *Config) check() (errs []string) {
 		if p.Burst < 1 {
 			add(k+".burst", "must be at least 1, got %d", p.Burst)
 		}
-		if p.Scope != "" && p.Scope != "global" && p.Scope != "route" {
-			add(k+".scope", "must be \"global\" or \"route\", got %q", p.Scope)
+		if p.Scope != "" && p.Scope != "global" && p.Scope != "route" && p.Scope != "bot" {
+			add(k+".scope", "must be \"global\", \"route\" or \"bot\", got %q", p.Scope)
 		}
 		if p.Mode != "" && p.Mode != "block" && p.Mode != "detect" {
 			add(k+".mode", "must be \"block\" or \"detect\", got %q", p.Mode)
@@ -262,6 +279,12 @@ func (c *Config) check() (errs []string) {
 		if b.MaxBanMS < b.BanMS {
 			add("bans.max_ban_ms", "must be at least ban_ms (%d), got %d", b.BanMS, b.MaxBanMS)
 		}
+	}
+	if b.Storm4xx < 0 {
+		add("bans.storm_4xx", "must be 0 (off) or positive, got %d", b.Storm4xx)
+	}
+	if b.Storm4xx > 0 && (b.Storm4xxWindowMS < 1 || !PerMinute(float64(b.Storm4xx)*60_000/float64(b.Storm4xxWindowMS), b.Storm4xx).valid()) {
+		add("bans.storm_4xx_window_ms", "must be a positive window that makes storm_4xx a valid rate, got %d", b.Storm4xxWindowMS)
 	}
 	if b.Blocklist != "" {
 		if _, err := LoadCIDRList(b.Blocklist); err != nil {

@@ -38,8 +38,8 @@ func TestValidateErrors(t *testing.T) {
 		{"policy both rates", func(c *Config) {
 			c.Requests = []PolicyConfig{{Name: "a", Key: "ip", PerSecond: 1, PerMinute: 1, Burst: 1}}
 		}, []string{"requests[0]: set per_second or per_minute, not both"}},
-		{"policy unknown key", func(c *Config) { c.Requests = []PolicyConfig{{Name: "a", Key: "asn", PerSecond: 1, Burst: 1}} },
-			[]string{`requests[0].key: unknown key kind "asn"`}},
+		{"policy unknown key", func(c *Config) { c.Requests = []PolicyConfig{{Name: "a", Key: "city", PerSecond: 1, Burst: 1}} },
+			[]string{`requests[0].key: unknown key kind "city"`}},
 		{"policy bad header", func(c *Config) { c.Requests = []PolicyConfig{{Name: "a", Key: "header:", PerSecond: 1, Burst: 1}} },
 			[]string{"requests[0].key: invalid header name"}},
 		{"policy bad cookie", func(c *Config) {

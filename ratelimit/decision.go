@@ -26,13 +26,15 @@ const (
 	ReasonGlitches
 	// ReasonAuth: a strike for failed credentials (Basic auth) on a protected route.
 	ReasonAuth
+	// ReasonStorm: a strike for a 4xx response past the error-storm budget (bans.storm_4xx).
+	ReasonStorm
 	numReasons
 )
 
 // NumReasons is the number of Reason values; Stats arrays are indexed by Reason.
 const NumReasons = int(numReasons)
 
-var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf", "glitches", "auth"}
+var reasonNames = [numReasons]string{"none", "rate", "concurrent", "banned", "blocklist", "redis_down", "waf", "glitches", "auth", "storm_4xx"}
 
 // String returns the reason's metric label, e.g. "rate".
 func (r Reason) String() string {

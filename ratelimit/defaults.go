@@ -31,6 +31,10 @@ const (
 	// DefaultMaxBanMS bounds a repeat offender's ban: 1 h. An IP whose last ban
 	// ended more than max_ban_ms ago starts again at ban_ms.
 	DefaultMaxBanMS = 3_600_000
+	// DefaultStorm4xx is bans.storm_4xx: 0, the error-storm trigger is off.
+	DefaultStorm4xx = 0
+	// DefaultStorm4xxWindowMS is bans.storm_4xx_window_ms: 10 s.
+	DefaultStorm4xxWindowMS = 10_000
 
 	// DefaultRedisTimeoutMS is the per-call Redis timeout: 5 ms.
 	DefaultRedisTimeoutMS = 5
@@ -53,7 +57,8 @@ const (
 //	requests = []                 # no request policies: requests are not limited
 //	[connections] enabled = true, per_second = 20, burst = 40, max_concurrent = 100, ipv6_prefix = 64
 //	[bans] enabled = true, strikes = 10, window_ms = 60000, ban_ms = 60000, max_ban_ms = 3600000,
-//	       blocklist = "", allowlist = ""   (empty path: no list)
+//	       blocklist = "", allowlist = ""   (empty path: no list),
+//	       storm_4xx = 0 (off), storm_4xx_window_ms = 10000
 //	[redis] url = "" (empty: no fleet mode, everything local), timeout_ms = 5, mode = "exact",
 //	        sync_interval_ms = 100, fail_closed = false, prefix = "edge:rl:"
 //
@@ -75,6 +80,9 @@ func DefaultConfig() Config {
 			WindowMS: DefaultBanWindowMS,
 			BanMS:    DefaultBanMS,
 			MaxBanMS: DefaultMaxBanMS,
+
+			Storm4xx:         DefaultStorm4xx,
+			Storm4xxWindowMS: DefaultStorm4xxWindowMS,
 		},
 		Redis: RedisConfig{
 			TimeoutMS:      DefaultRedisTimeoutMS,

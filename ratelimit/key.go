@@ -1,6 +1,9 @@
 package ratelimit
 
-import "net/netip"
+import (
+	"net/netip"
+	"strconv"
+)
 
 // KeyFacts are the plain request facts a policy key is built from. The root
 // fills it per request; Header and Cookie may be nil when unavailable.
@@ -17,6 +20,16 @@ type KeyFacts struct {
 	Cookie func(name string) string
 	// Claim returns a claim of the request's verified token ("" when absent or unauthenticated).
 	Claim func(name string) string
+	// Country is the client's ISO 3166-1 alpha-2 code, "" when unknown (no [geoip] country_db, or
+	// an address it does not list).
+	Country string
+	// ASN is the client's autonomous system number, 0 when unknown.
+	ASN uint32
+	// Bot puts the request in the bot tier: the policies with scope "bot" apply to it too.
+	Bot bool
+	// NoStrike keeps a denial from striking IP (a client the root vouches for, such as a verified
+	// search engine crawler): it is still limited, never banned for it.
+	NoStrike bool
 }
 
 // groupIP returns a's client group: IPv4 addresses as themselves (unmapped),
@@ -72,6 +85,16 @@ func (p *policy) appendKey(dst []byte, f *KeyFacts) ([]byte, bool) {
 			return dst, false
 		}
 		return append(dst, v...), true
+	case keyCountry:
+		if f.Country == "" {
+			return dst, false
+		}
+		return append(dst, f.Country...), true
+	case keyASN:
+		if f.ASN == 0 {
+			return dst, false
+		}
+		return strconv.AppendUint(dst, uint64(f.ASN), 10), true
 	case keyClaim:
 		if f.Claim == nil {
 			return dst, false

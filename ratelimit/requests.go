@@ -30,6 +30,7 @@ type policy struct {
 type RequestLimiter struct {
 	policies []*policy
 	global   []int // indexes of global-scope policies
+	bot      []int // indexes of bot-scope policies (KeyFacts.Bot)
 	bans     *Bans
 	fleet    *fleet
 	approx   *approxSync
@@ -58,7 +59,11 @@ func newRequestLimiter(cfg *Config, bans *Bans) (*RequestLimiter, error) {
 			lim:      lim,
 			redisKey: cfg.Redis.Prefix + "req:" + pc.Name + ":",
 		}
-		if !p.perRoute {
+		switch pc.Scope {
+		case "route":
+		case "bot":
+			rl.bot = append(rl.bot, len(rl.policies))
+		default:
 			rl.global = append(rl.global, len(rl.policies))
 		}
 		rl.policies = append(rl.policies, p)
@@ -77,8 +82,9 @@ func (rl *RequestLimiter) Policy(name string) (int, bool) {
 	return -1, false
 }
 
-// Check takes one request described by f through every global-scope policy and
-// through the route-scoped policies whose indexes are in route, at time now.
+// Check takes one request described by f through every global-scope policy,
+// the bot-scope policies when f.Bot is set, and the route-scoped policies
+// whose indexes are in route, at time now.
 // The returned Decision is the most restrictive block-mode one; a detect-mode
 // policy that would deny sets Detected (and Reason, Policy) but never clears
 // Allowed. A block-mode denial is a strike against f.IP. With no applicable
@@ -97,6 +103,15 @@ func (rl *RequestLimiter) Check(f *KeyFacts, route []int, now time.Time) Decisio
 				v.add(p, &d)
 			}
 		}
+		if f.Bot {
+			for _, i := range rl.bot {
+				p := rl.policies[i]
+				if k, ok := p.key(buf[:0], f); ok {
+					d := p.lim.allowHash(maphash.Bytes(p.lim.seed, k), nowNS)
+					v.add(p, &d)
+				}
+			}
+		}
 		for _, i := range route {
 			if i < 0 || i >= len(rl.policies) || !rl.policies[i].perRoute {
 				continue
@@ -113,7 +128,7 @@ func (rl *RequestLimiter) Check(f *KeyFacts, route []int, now time.Time) Decisio
 	d := v.result()
 	if !d.Allowed {
 		rl.denied.Add(1)
-		if rl.bans != nil && f.IP.IsValid() {
+		if rl.bans != nil && f.IP.IsValid() && !f.NoStrike {
 			rl.bans.Strike(f.IP, d.Reason, now)
 		}
 	}
@@ -147,6 +162,11 @@ func (rl *RequestLimiter) fleetCheck(f *KeyFacts, route []int, now time.Time, v 
 	}
 	for _, i := range rl.global {
 		add(rl.policies[i])
+	}
+	if f.Bot {
+		for _, i := range rl.bot {
+			add(rl.policies[i])
+		}
 	}
 	for _, i := range route {
 		if i >= 0 && i < len(rl.policies) && rl.policies[i].perRoute {

@@ -65,6 +65,10 @@ func TestPolicyKeys(t *testing.T) {
 			KeyFacts{Cookie: headers(map[string]string{"sid": "s"})}, true},
 		{"jwt claim same", "jwt:sub", KeyFacts{IP: ip1, Claim: headers(map[string]string{"sub": "u1"})},
 			KeyFacts{IP: ip2, Claim: headers(map[string]string{"sub": "u1"})}, true},
+		{"country same", "country", KeyFacts{IP: ip1, Country: "DE"}, KeyFacts{IP: ip2, Country: "DE"}, true},
+		{"country other", "country", KeyFacts{IP: ip1, Country: "DE"}, KeyFacts{IP: ip1, Country: "FR"}, false},
+		{"asn same", "asn", KeyFacts{IP: ip1, ASN: 64512}, KeyFacts{IP: ip2, ASN: 64512}, true},
+		{"asn other", "asn", KeyFacts{IP: ip1, ASN: 64512}, KeyFacts{IP: ip1, ASN: 6451}, false},
 		{"jwt claim other", "jwt:sub", KeyFacts{Claim: headers(map[string]string{"sub": "u1"})},
 			KeyFacts{Claim: headers(map[string]string{"sub": "u2"})}, false},
 	}
@@ -95,6 +99,8 @@ func TestPolicyAbsentFactSkips(t *testing.T) {
 			{Name: "h", Key: "header:X-Api-Key", PerMinute: 1, Burst: 1},
 			{Name: "c", Key: "cookie:sid", PerMinute: 1, Burst: 1},
 			{Name: "j", Key: "ja4", PerMinute: 1, Burst: 1},
+			{Name: "g", Key: "country", PerMinute: 1, Burst: 1},
+			{Name: "a", Key: "asn", PerMinute: 1, Burst: 1},
 		}
 	})
 	f := KeyFacts{IP: netip.MustParseAddr("192.0.2.1"), Header: headers(nil)}

@@ -154,6 +154,31 @@ func compileRoute(r *Route, idx int, key string, backendExists func(string) bool
 		c.specificity++
 	}
 
+	for i, cc := range r.Countries {
+		if !validCountry(cc) {
+			bad(".countries["+strconv.Itoa(i)+"]", "must be an ISO 3166-1 alpha-2 code in upper case (\"DE\"), got "+quote(cc))
+			continue
+		}
+		if !slices.Contains(c.countries, cc) {
+			c.countries = append(c.countries, cc)
+		}
+	}
+	if len(c.countries) > 0 {
+		c.specificity++
+	}
+	for i, n := range r.ASNs {
+		if n == 0 {
+			bad(".asns["+strconv.Itoa(i)+"]", "must be an autonomous system number (1-4294967295), got 0")
+			continue
+		}
+		if !slices.Contains(c.asns, n) {
+			c.asns = append(c.asns, n)
+		}
+	}
+	if len(c.asns) > 0 {
+		c.specificity++
+	}
+
 	errs = compileAction(r, c, key, backendExists, errs)
 
 	c.RequestHeaders, errs = compileHeaderOps(r.RequestHeaders, key+".request_headers", errs)
@@ -172,6 +197,11 @@ func compileRoute(r *Route, idx int, key string, backendExists func(string) bool
 	}
 	c.MaxBodyBytes = r.MaxBodyBytes
 	return c, hosts, errs
+}
+
+// validCountry reports whether s is two upper-case ASCII letters.
+func validCountry(s string) bool {
+	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
 }
 
 func validName(s string) bool {

@@ -35,6 +35,12 @@ type Route struct {
 	Methods []string `toml:"methods"`
 	// Headers are header conditions; all must hold.
 	Headers []HeaderMatch `toml:"headers"`
+	// Countries, if set, are the client countries (ISO 3166-1 alpha-2, upper case: "DE") the route
+	// matches; a client whose country is unknown matches none.
+	Countries []string `toml:"countries"`
+	// ASNs, if set, are the client autonomous system numbers the route matches; a client whose
+	// network is unknown matches none.
+	ASNs []uint32 `toml:"asns"`
 
 	// Backend names the `[backends.NAME]` pool that serves the route.
 	Backend string `toml:"backend"`

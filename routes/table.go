@@ -2,6 +2,7 @@ package routes
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,7 +64,9 @@ type Compiled struct {
 	re          *regexp.Regexp
 	methods     []string
 	headers     []headerCond
-	specificity int // number of method/header conditions
+	countries   []string // client country condition (any of them)
+	asns        []uint32 // client network condition (any of them)
+	specificity int      // number of method, header, country and network conditions
 
 	location  []string // Location split around "{host}"
 	keepPath  bool
@@ -102,50 +105,64 @@ type bucket struct {
 // Routes returns the compiled routes in configuration order.
 func (t *Table) Routes() []*Compiled { return t.routes }
 
+// Client is what route conditions know about the client: its country and network, from the
+// root's GeoIP lookup. The zero value is a client nothing is known about.
+type Client struct {
+	Country string // ISO 3166-1 alpha-2, upper case; "" when unknown
+	ASN     uint32 // 0 when unknown
+}
+
 // Match returns the most specific route for a request, or nil when none matches (the root answers
 // 404; a nil Table matches nothing). host and path must be the results of CanonicalHost and CanonicalPath; header returns the
 // first value of a header given its canonical name (http.Header.Get) and may be nil. Match does not
-// allocate.
+// allocate. Routes with country or network conditions match no request through Match: see
+// MatchClient.
 func (t *Table) Match(host, path, method string, header func(name string) string) *Compiled {
+	return t.MatchClient(host, path, method, header, Client{})
+}
+
+// MatchClient is Match for a client whose country and network are known: a route's countries and
+// asns conditions hold when the client's is one of them.
+func (t *Table) MatchClient(host, path, method string, header func(name string) string, cl Client) *Compiled {
 	if t == nil {
 		return nil
 	}
 	if b := t.exact[host]; b != nil {
-		if c := b.match(path, method, header); c != nil {
+		if c := b.match(path, method, header, cl); c != nil {
 			return c
 		}
 	}
 	if i := strings.IndexByte(host, '.'); i >= 0 && len(t.wild) > 0 {
 		if b := t.wild[host[i+1:]]; b != nil {
-			if c := b.match(path, method, header); c != nil {
+			if c := b.match(path, method, header, cl); c != nil {
 				return c
 			}
 		}
 	}
 	if t.any != nil {
-		return t.any.match(path, method, header)
+		return t.any.match(path, method, header, cl)
 	}
 	return nil
 }
 
-func (b *bucket) match(path, method string, header func(string) string) *Compiled {
+func (b *bucket) match(path, method string, header func(string) string, cl Client) *Compiled {
 	for _, c := range b.exact[path] {
-		if c.condsMatch(method, header) {
+		if c.condsMatch(method, header, cl) {
 			return c
 		}
 	}
 	for _, c := range b.prefix {
-		if hasSegmentPrefix(path, c.path) && c.condsMatch(method, header) {
+		if hasSegmentPrefix(path, c.path) && c.condsMatch(method, header, cl) {
 			return c
 		}
 	}
 	for _, c := range b.regex {
-		if c.condsMatch(method, header) && c.re.MatchString(path) {
+		if c.condsMatch(method, header, cl) && c.re.MatchString(path) {
 			return c
 		}
 	}
 	for _, c := range b.all {
-		if c.condsMatch(method, header) {
+		if c.condsMatch(method, header, cl) {
 			return c
 		}
 	}
@@ -160,8 +177,14 @@ func hasSegmentPrefix(path, prefix string) bool {
 	return len(path) == len(prefix) || prefix[len(prefix)-1] == '/' || path[len(prefix)] == '/'
 }
 
-// condsMatch reports whether the method and header conditions hold.
-func (c *Compiled) condsMatch(method string, header func(string) string) bool {
+// condsMatch reports whether the method, header, country and network conditions hold.
+func (c *Compiled) condsMatch(method string, header func(string) string, cl Client) bool {
+	if len(c.countries) > 0 && !slices.Contains(c.countries, cl.Country) {
+		return false
+	}
+	if len(c.asns) > 0 && !slices.Contains(c.asns, cl.ASN) {
+		return false
+	}
 	if len(c.methods) > 0 {
 		ok := false
 		for _, m := range c.methods {

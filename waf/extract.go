@@ -2,6 +2,7 @@ package waf
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"unsafe"
 )
@@ -9,7 +10,8 @@ import (
 // Extraction: the first step of an evaluation. extract walks the Request
 // and adds every value a rule can inspect — the request line's parts, each
 // query argument and its name, each header and its name, each cookie, the
-// connection facts (TLS fingerprints, client address, fingerprint class),
+// connection facts (TLS fingerprints, client address, fingerprint class,
+// the client's country and autonomous system number),
 // the body raw and, by its media type, its form fields, JSON keys and
 // scalars (GraphQL too), multipart fields and file names — each with its
 // zone and slot, at most Policy.MaxValues of them; a zone no rule targets
@@ -105,6 +107,14 @@ func (st *evalState) extract() {
 		}
 		if c.UAMismatch {
 			st.add(zoneUAMismatch, nil, trueVal)
+		}
+		if c.Country != "" {
+			st.add(zoneGeoCountry, nil, bytesOf(c.Country))
+		}
+		if c.ASN != 0 && len(st.rs.byZone[zoneGeoASN]) > 0 {
+			off := len(st.vbuf)
+			st.vbuf = strconv.AppendUint(st.vbuf, uint64(c.ASN), 10)
+			st.add(zoneGeoASN, nil, st.vbuf[off:])
 		}
 	}
 	st.extractBody()

@@ -20,6 +20,10 @@ type Conn struct {
 	ClientIP         netip.Addr
 	FingerprintClass string
 	UAMismatch       bool
+	// Country is the client's ISO 3166-1 alpha-2 code ("" when unknown): target geo.country.
+	Country string
+	// ASN is the client's autonomous system number (0 when unknown): target geo.asn, in decimal.
+	ASN uint32
 }
 
 // Request is the WAF's view of one HTTP request, built from plain values.

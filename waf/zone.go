@@ -38,6 +38,8 @@ const (
 	zoneClientIP
 	zoneFPClass
 	zoneUAMismatch
+	zoneGeoCountry
+	zoneGeoASN
 	zoneRequest
 	numZones
 )
@@ -50,7 +52,8 @@ var zoneNames = [numZones]string{
 	zoneHeader: "header", zoneHeaderName: "header_name", zoneCookie: "cookie", zoneCookieName: "cookie_name",
 	zoneBody: "body", zoneXML: "xml", zoneGraphQL: "graphql", zoneJA4: "tls.ja4", zoneJA3Hash: "tls.ja3_hash",
 	zoneTLSGroup: "tls.group", zoneClientIP: "client.ip", zoneFPClass: "fingerprint.class",
-	zoneUAMismatch: "fingerprint.ua_mismatch", zoneRequest: "request",
+	zoneUAMismatch: "fingerprint.ua_mismatch", zoneGeoCountry: "geo.country", zoneGeoASN: "geo.asn",
+	zoneRequest: "request",
 }
 
 // String returns the zone's target name.
@@ -105,6 +108,8 @@ var targetGroups = map[string]zoneMask{
 	"client.ip":               maskOf(zoneClientIP),
 	"fingerprint.class":       maskOf(zoneFPClass),
 	"fingerprint.ua_mismatch": maskOf(zoneUAMismatch),
+	"geo.country":             maskOf(zoneGeoCountry),
+	"geo.asn":                 maskOf(zoneGeoASN),
 	"request":                 maskOf(zoneRequest),
 }
 
