@@ -15,6 +15,9 @@ import (
 // country and a network (autonomous system). Both are off when empty. They are data files: read (and,
 // with data.trusted_keys, verified) at load, watched, and reloaded with the configuration; a file
 // that does not open keeps the previous databases serving (the reload is rejected and counted).
+// Each file is read into memory once (not mapped, so a file rewritten in place cannot fault a
+// lookup): at most geoip.MaxDBBytes (256 MiB), or 64 MiB when data.trusted_keys makes every data
+// file pass the signature check (a Country database is well under it; a City one may not be).
 type GeoIPConfig struct {
 	// CountryDB is a country database (GeoLite2-Country, GeoIP2-Country, or a City database).
 	CountryDB string `toml:"country_db"`

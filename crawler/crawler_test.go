@@ -242,3 +242,51 @@ func TestConfigProblems(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTimeout checks that a resolver that never answers costs a request at most the
+// verification timeout, and answers pending (never fake), cached for the error TTL.
+func TestCheckTimeout(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0") // reads nothing, answers nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	v := newVerifier(t, pc.LocalAddr().String(), func(c *crawler.Config) { c.Timeout = 200 * time.Millisecond })
+	g := v.Claimed("Googlebot")
+	addr := netip.MustParseAddr("66.249.66.1")
+	start := time.Now()
+	if got := v.Check(g, addr, 10*time.Second, start); got != crawler.Pending {
+		t.Fatalf("silent resolver: got %v, want pending", got)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("Check took %v, want about the 200ms timeout", el)
+	}
+	lookups := v.Stats().Lookups
+	v.Check(g, addr, time.Second, start.Add(30*time.Second)) // within error_ttl (1 min): cached
+	if v.Stats().Lookups != lookups {
+		t.Error("a failed lookup was retried within error_ttl")
+	}
+	v.Check(g, addr, 0, start.Add(2*time.Minute)) // past it: looked up again
+	if v.Stats().Lookups != lookups+1 {
+		t.Error("a failed lookup was not retried after error_ttl")
+	}
+}
+
+// TestCheckFakeTTL checks that a refuted claim is cached for fake_ttl, then asked again.
+func TestCheckFakeTTL(t *testing.T) {
+	d := startDNS(t)
+	v := newVerifier(t, d.addr, func(c *crawler.Config) { c.FakeTTL = time.Minute })
+	g := v.Claimed("Googlebot")
+	addr := netip.MustParseAddr("198.51.100.9")
+	now := time.Now()
+	if got := v.Check(g, addr, 5*time.Second, now); got != crawler.Fake {
+		t.Fatalf("got %v, want fake", got)
+	}
+	d.host("198.51.100.9", "crawl-198-51-100-9.googlebot.com", "198.51.100.9")
+	if got := v.Check(g, addr, 5*time.Second, now.Add(30*time.Second)); got != crawler.Fake {
+		t.Fatalf("within fake_ttl: got %v, want the cached fake", got)
+	}
+	if got := v.Check(g, addr, 5*time.Second, now.Add(2*time.Minute)); got != crawler.Verified {
+		t.Fatalf("after fake_ttl: got %v, want verified by a new lookup", got)
+	}
+}

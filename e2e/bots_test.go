@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -42,6 +44,7 @@ func botGet(t *testing.T, e *testEdge, c *http.Client, path, xff, ua string) (in
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.Copy(io.Discard, resp.Body) // read to the end, so the connection is reused
 	resp.Body.Close()
 	id := resp.Header.Get(hdrRequestID)
 	var reason string
@@ -166,10 +169,11 @@ allow_skips_rules = ["BOT-*"]
 
 // crawlerDNS is an in-process DNS server with the PTR and A records of the crawler tests.
 type crawlerDNS struct {
-	addr string
-	mu   sync.Mutex
-	ptr  map[string]string
-	a    map[string]string
+	addr  string
+	mu    sync.Mutex
+	ptr   map[string]string
+	a     map[string]string
+	delay time.Duration // holds every answer back
 }
 
 func startCrawlerDNS(t *testing.T) *crawlerDNS {
@@ -195,6 +199,10 @@ func (d *crawlerDNS) host(ip, name, forward string) {
 }
 
 func (d *crawlerDNS) serve(w dns.ResponseWriter, req *dns.Msg) {
+	d.mu.Lock()
+	delay := d.delay
+	d.mu.Unlock()
+	time.Sleep(delay)
 	m := new(dns.Msg)
 	m.SetReply(req)
 	q := req.Question[0]
@@ -364,5 +372,36 @@ backend = "app"
 				t.Fatalf("within the budget: got %d %q, want 200", status, reason)
 			}
 		})
+	}
+}
+
+// TestCrawlerPending checks verify_wait_ms = 0 against a slow resolver (1 s an answer): a claim is served as an
+// ordinary client while its lookup runs (crawler_status pending), and the answer reaches the
+// client's later requests, on every protocol.
+func TestCrawlerPending(t *testing.T) {
+	d := startCrawlerDNS(t)
+	d.mu.Lock()
+	d.delay = time.Second
+	d.mu.Unlock()
+	e := startEdge(t, `trusted_proxies = ["127.0.0.0/8"]
+[bots]
+verify_crawlers = true
+resolver = `+strconv.Quote(d.addr)+`
+verify_wait_ms = 0
+verify_timeout_ms = 5000
+fake_crawler_action = "block"
+`+echoRoute)
+	for i, proto := range protos {
+		c := client(proto)
+		ip := "203.0.113." + strconv.Itoa(50+i)
+		if status, reason := botGet(t, e, c, "/", ip, googlebotUA); status != 200 {
+			t.Fatalf("%s: first request: got %d %q, want 200 (served while the lookup runs)", proto, status, reason)
+		}
+		if !eventually(func() bool { status, _ := botGet(t, e, c, "/", ip, googlebotUA); return status == 403 }) {
+			t.Fatalf("%s: the fake crawler was never refused once its lookup ended", proto)
+		}
+	}
+	if _, ok := e.lastAccess(t, `"crawler_status":"pending"`); !ok {
+		t.Error("no access log line with crawler_status pending")
 	}
 }

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -112,5 +113,27 @@ func TestStorm4xxConfig(t *testing.T) {
 		if len(errs) != 1 || len(errs[0]) < len(tc.want) || errs[0][:len(tc.want)] != tc.want {
 			t.Errorf("storm_4xx=%d window=%d: got %q, want one error starting %q", tc.storm, tc.window, errs, tc.want)
 		}
+	}
+}
+
+// TestRedisScopeBotAndGeoKeys checks the bot scope and the country key in fleet mode: two
+// instances share one bot-tier counter per key, and requests outside the tier are not counted.
+func TestRedisScopeBotAndGeoKeys(t *testing.T) {
+	s := startRedis(t, 0)
+	policy := func(c *Config) {
+		c.Requests = []PolicyConfig{{Name: "bots", Key: "country", PerMinute: 1, Burst: 4, Scope: "bot"}}
+	}
+	a := newFleetRL(t, s, policy)
+	b := newFleetRL(t, s, policy)
+	plain := KeyFacts{IP: netip.MustParseAddr("192.0.2.1"), Country: "DE"}
+	if got := sum(hammer([]*RateLimit{a, b}, plain, 10)); got != 20 {
+		t.Fatalf("outside the bot tier: got %d of 20 allowed, want 20", got)
+	}
+	bot := KeyFacts{IP: netip.MustParseAddr("192.0.2.2"), Country: "DE", Bot: true}
+	if got := sum(hammer([]*RateLimit{a, b}, bot, 5)); got != 4 {
+		t.Fatalf("bot tier across two instances: got %d of 10 allowed, want 4 (one shared burst)", got)
+	}
+	if n, err := s.client().Exists(context.Background(), "edge:test:req:bots:DE").Result(); err != nil || n != 1 {
+		t.Errorf("got %d, %v for the shared key edge:test:req:bots:DE, want it to exist", n, err)
 	}
 }

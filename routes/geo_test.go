@@ -45,3 +45,17 @@ func TestCompileClientConditions(t *testing.T) {
 		}
 	}
 }
+
+// TestLintClientConditions checks that routes differing only in their country or network
+// conditions are not reported as shadowed, and identical ones are.
+func TestLintClientConditions(t *testing.T) {
+	warns := Lint([]Route{
+		{Name: "eu", PathPrefix: "/shop", Countries: []string{"DE", "FR"}, Backend: "b"},
+		{Name: "as", PathPrefix: "/shop", ASNs: []uint32{64512}, Backend: "b"},
+		{Name: "all", PathPrefix: "/shop", Backend: "b"},
+		{Name: "eu-again", PathPrefix: "/shop", Countries: []string{"FR", "DE"}, Backend: "b"},
+	})
+	if len(warns) != 1 || !strings.HasPrefix(warns[0], "routes[3]: never matches") {
+		t.Fatalf("got %q, want one warning, for routes[3]", warns)
+	}
+}

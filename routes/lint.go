@@ -53,8 +53,17 @@ func conditionKey(r *Route) (string, bool) {
 	}
 	slices.Sort(headers)
 	headers = slices.Compact(headers)
+	countries := slices.Clone(r.Countries)
+	slices.Sort(countries)
+	countries = slices.Compact(countries)
+	var asns []string
+	for _, n := range r.ASNs {
+		asns = append(asns, strconv.FormatUint(uint64(n), 10))
+	}
+	slices.Sort(asns)
+	asns = slices.Compact(asns)
 	var b strings.Builder
-	for _, part := range [][]string{hosts, {r.Path, r.PathPrefix, r.PathRegex}, methods, headers} {
+	for _, part := range [][]string{hosts, {r.Path, r.PathPrefix, r.PathRegex}, methods, headers, countries, asns} {
 		for _, s := range part {
 			b.WriteString(strconv.Quote(s))
 			b.WriteByte(',')
