@@ -51,6 +51,27 @@ func TestDetect(t *testing.T) {
 		{"-1+union+all+select+1,2--", true},
 		{"a+b+c", false},
 		{"dGVzdCtvcisxPTE+aGk=", false},
+		// A word or number right after the quote makes it an apostrophe,
+		// and two operands side by side end what a query can parse.
+		{"6589 O'Connell Street, Val-d'Or 07083", false},
+		{"'andre+or@outlook.com", false},
+		{"Adaptor 5'11\"; crematoriums (cozily)", false},
+		{"'Replace' 'migrating' tipplers", false},
+		{"\"update wife", false},
+		{"\"drop table users--", true},
+		{"'alter a", true},
+		{"x 'in&", false},
+		{"x' in (select 1)", true},
+		{"'glob 1;", true},
+		{"x'; exec xp_cmdshell 'dir'", true},
+		{"'; select 1", true},
+		// "@@" starts a system variable only where SQL reads one.
+		{"union@gmail.com", false},
+		{"@@kexLwqkT0gz", false},
+		{"@@version", true},
+		{"1 union @@version", true},
+		{"select @@hostname", true},
+		{"1=@@xyz", true},
 	} {
 		if _, _, got := detect(sc, []byte(c.in)); got != c.want {
 			t.Errorf("Detect(%q): got %v, want %v", c.in, got, c.want)
@@ -74,6 +95,11 @@ func TestOpenCall(t *testing.T) {
 		{"count", ""},
 		{"(", ""},
 		{"left!!!!!!!(", ""}, // seven separators: more than maxOpenCallSep
+		{"round :-(", ""},    // an emoticon
+		{"time :(", ""},
+		{"localtimestamp (", "localtimestamp ("},
+		{"x json_search(", "json_search("},
+		{"pg_ls_dir(", "pg_ls_dir("},
 		{"", ""},
 	} {
 		s, e, ok := OpenCall([]byte(c.in))
