@@ -51,9 +51,7 @@ var belowTarget = map[string]float64{
 // benignAbove are the check-part ceilings of benign sources still above
 // sourceCeiling (% blocked), with the rules that fire; the tune part of each
 // is at 0.
-var benignAbove = map[string]float64{
-	"gen-forms": 0.6, // a literal %00 in a password decoded twice to NUL (LFI-006, PROTOCOL-006/007)
-}
+var benignAbove = map[string]float64{}
 
 // knownGaps are the categories whose tune/check gap (tune minus check)
 // exceeds gapMax, with the reason; a gap above gapMax anywhere else fails
