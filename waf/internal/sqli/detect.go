@@ -426,7 +426,7 @@ func (m *matcher) checkBreak() (int, int, bool) {
 		case kwCompare:
 			// "' like 'a", "' in (", "'glob 1": the operator needs its
 			// right operand.
-			if m.word(i)[0] == 'i' && m.word(i)[1] == 'n' && len(m.word(i)) == 2 {
+			if string(m.word(i)) == "in" {
 				if m.is(j, tkLParen) {
 					return m.span(i, j)
 				}

@@ -376,3 +376,37 @@ func TestFastPathAllocs(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOpenCall: a match is a span of the value that starts with a
+// catalogue function name and ends with the value's last '(' (before
+// trailing blanks), and a value with no '(' never matches.
+func FuzzOpenCall(f *testing.F) {
+	for _, s := range []string{"CAST(", "x minute&&(", "LEFT')?$(", "round :-(", "localtimestamp (  ", "discount(", "(", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		st, e, ok := OpenCall(b)
+		if !ok {
+			return
+		}
+		if st < 0 || st >= e || e > len(b) || b[e-1] != '(' {
+			t.Fatalf("OpenCall(%q): span [%d,%d) is not a call", s, st, e)
+		}
+		for _, c := range b[e:] {
+			if !isSpace(c) {
+				t.Fatalf("OpenCall(%q): %q follows the span", s, b[e:])
+			}
+		}
+		w := st
+		for w < e && isWordByte(b[w]) {
+			w++
+		}
+		if !openCallFunc([]byte(strings.ToLower(s[st:w]))) {
+			t.Fatalf("OpenCall(%q): %q is no catalogue function", s, s[st:w])
+		}
+		if st > 0 && isWordByte(b[st-1]) {
+			t.Fatalf("OpenCall(%q): the name starts inside a word", s)
+		}
+	})
+}
