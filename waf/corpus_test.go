@@ -39,8 +39,8 @@ const (
 // target (crsCatFloor or attackFloor), key "file/category".
 var belowTarget = map[string]float64{
 	"crs/rce":      87.7, // target 90
-	"crs/sqli":     86.8, // target 90
-	"crs/xss":      88.3, // target 90
+	"crs/sqli":     87.3, // target 90
+	"crs/xss":      86.0, // target 90; 88.3 before the sqli analyser stopped reading a ';' after a quote as a statement when no statement follows: one check line was caught only by that (rules/README.md, "Cross-site scripting")
 	"attacks/lfi":  97.1, // target 98
 	"attacks/rce":  92.3, // target 98
 	"attacks/xss":  97.6, // target 98
@@ -51,10 +51,7 @@ var belowTarget = map[string]float64{
 // benignAbove are the check-part ceilings of benign sources still above
 // sourceCeiling (% blocked), with the rules that fire; the tune part of each
 // is at 0.
-var benignAbove = map[string]float64{
-	"gen-forms": 1.1, // SQLI-001; a literal %00 decoded twice to NUL (LFI-006, PROTOCOL-006/007)
-	"gen-json":  0.6, // SQLI-001
-}
+var benignAbove = map[string]float64{}
 
 // knownGaps are the categories whose tune/check gap (tune minus check)
 // exceeds gapMax, with the reason; a gap above gapMax anywhere else fails
@@ -62,7 +59,8 @@ var benignAbove = map[string]float64{
 // not checked.
 var knownGaps = map[string]string{
 	"crs/php":     "rules predate the split and were fitted to both parts (4.8 points at the split); 2 more check lines were caught only by the broad CR/LF rules that free text also matches, now PL2 (CRLF-007: PL2 check 95.2 %); the tune part is at 100 %, so only rules for the classes the check part holds can close it",
-	"crs/xss":     "rules predate the split and were fitted to both parts; tune is at 100 %",
+	"crs/xss":     "rules predate the split and were fitted to both parts; tune is at 100 %, and one check line was caught only by the sqli analyser reading any ';' after a quote as a stacked statement, which prose also holds",
+	"crs/rce":     "the tune part's misses were of shapes the check part does not hold (uploads of configuration files, Windows tools after '&', alias definitions); the rules written for their grammar (RCE-029–034) moved tune 90.2 → 94.7 % and check not at all (87.7 %)",
 	"attacks/xxe": "rules predate the split; tune is at 100 % and the check part has 25 lines, so one line is 4 points",
 }
 

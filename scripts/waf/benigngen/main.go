@@ -18,6 +18,7 @@ func main() {
 	out := flag.String("out", "waf/testdata/benign", "output directory")
 	n := flag.Int("n", 400, "lines per source")
 	words := flag.String("words", "/usr/share/dict/american-english", "word list (one word a line)")
+	seed := flag.Uint64("seed", 1, "random seed; the committed files use 1, other seeds give fresh material to tune on")
 	flag.Parse()
 	g, err := newGen(*words)
 	if err != nil {
@@ -25,7 +26,7 @@ func main() {
 		os.Exit(1)
 	}
 	for _, s := range sources {
-		g.r = rand.New(rand.NewPCG(1, uint64(len(s.name))*7919))
+		g.r = rand.New(rand.NewPCG(*seed, uint64(len(s.name))*7919))
 		if err := write(filepath.Join(*out, s.name+".jsonl"), s.name, *n, func() request { return s.fn(g) }); err != nil {
 			fmt.Fprintln(os.Stderr, "benigngen:", err)
 			os.Exit(1)

@@ -222,6 +222,9 @@ func (s *Scanner) scan(b []byte, off int, brk bool) (int, int, bool) {
 	for off < len(b) {
 		toks, n := tokenize(b[off:], s.toks[:0])
 		m := matcher{b: b[off:], t: toks}
+		if brk && first {
+			m.quote = b[off-1]
+		}
 		if st, e, ok := m.check(brk && first); ok {
 			return off + st, off + e, true
 		}
@@ -236,9 +239,10 @@ func (s *Scanner) scan(b []byte, off int, brk bool) (int, int, bool) {
 }
 
 type matcher struct {
-	b []byte
-	t []token
-	w [48]byte
+	b     []byte
+	quote byte // the quote a breakout scan starts after, or 0
+	t     []token
+	w     [48]byte
 }
 
 // word returns the lower-cased text of token i (truncated to 48 bytes).
@@ -322,18 +326,27 @@ func (m *matcher) check(brk bool) (int, int, bool) {
 		return 0, 0, false
 	}
 	if brk {
+		if !m.breakStarts() {
+			return 0, 0, false
+		}
 		if s, e, ok := m.checkBreak(); ok {
 			return s, e, ok
 		}
 	}
+	reach := m.reach()
 	for i := 0; i < len(t); i++ {
+		if i == reach {
+			// The query fails before this token: what follows is read as
+			// a value of its own, not as the continuation of a breakout.
+			brk = false
+		}
 		switch t[i].kind {
 		case tkKey:
 			if s, e, ok := m.checkKeyword(i, brk); ok {
 				return s, e, ok
 			}
 		case tkLogic:
-			if s, e, ok := m.checkLogic(i, brk); ok {
+			if s, e, ok := m.checkLogic(i, brk, i < reach); ok {
 				return s, e, ok
 			}
 		case tkSemi:
@@ -356,8 +369,7 @@ func (m *matcher) check(brk bool) (int, int, bool) {
 				return m.span(i, i)
 			}
 		case tkVar:
-			w := m.word(i)
-			if len(w) > 3 && w[1] == '@' {
+			if m.sysVar(i) && (knownSysVar(m.word(i)[2:]) || m.sqlNeighbour(i)) {
 				return m.span(i, i)
 			}
 		case tkWord:
@@ -385,13 +397,45 @@ func (m *matcher) checkBreak() (int, int, bool) {
 	}
 	j := m.nx(i)
 	switch t[i].kind {
-	case tkLogic, tkSemi:
+	case tkLogic:
 		if j < len(t) {
 			return m.span(i, j)
 		}
+	case tkSemi:
+		// A statement after the breakout ("'; exec", "'; select @x");
+		// prose after a quoted word goes on with a word ("\"; then").
+		if j < len(t) && (t[j].kind == tkKey || t[j].kind == tkVar || t[j].kind == tkFunc && dangerousFunc(m.word(j))) {
+			return m.span(i, j)
+		}
 	case tkKey:
+		if e := t[i].end; e < len(m.b) && (m.b[e] == '\'' || m.b[e] == '"') {
+			// "'Replace' the": a quoted word, not a clause.
+			return 0, 0, false
+		}
 		switch t[i].kw {
-		case kwUnion, kwSelect, kwOrderGroup, kwHaving, kwInto, kwWaitfor, kwStmt, kwLimit, kwProcedure, kwCompare, kwWhere:
+		case kwStmt:
+			// After a double quote a statement needs its grammar ("\" drop
+			// table", "\" insert into"): "\"update wife" is a quoted
+			// phrase, which prose writes in double quotes.
+			if m.quote == '"' {
+				return m.checkKeyword(i, true)
+			}
+			if j < len(t) {
+				return m.span(i, j)
+			}
+		case kwCompare:
+			// "' like 'a", "' in (", "'glob 1": the operator needs its
+			// right operand.
+			if string(m.word(i)) == "in" {
+				if m.is(j, tkLParen) {
+					return m.span(i, j)
+				}
+				return 0, 0, false
+			}
+			if m.operand(j) >= 0 || m.key(j, kwNot) || m.opText(j, "-") {
+				return m.span(i, j)
+			}
+		case kwUnion, kwSelect, kwOrderGroup, kwHaving, kwInto, kwWaitfor, kwLimit, kwProcedure, kwWhere:
 			if j < len(t) || t[i].kw == kwUnion {
 				return m.span(i, j)
 			}
@@ -434,7 +478,7 @@ func (m *matcher) checkKeyword(i int, brk bool) (int, int, bool) {
 		for m.key(j, kwAllDistinct) || m.is(j, tkLParen) {
 			j = m.nx(j)
 		}
-		if m.key(j, kwSelect) || m.is(j, tkVar) {
+		if m.key(j, kwSelect) || m.is(j, tkVar) && m.sysVar(j) {
 			return m.span(i, j)
 		}
 	case kwSelect:
@@ -564,7 +608,11 @@ func (m *matcher) operand(i int) int {
 
 // checkLogic looks for "<logic> [not] operand cmp operand", "<logic>
 // dangerous-function(...)", "<logic> (select ...)" and "<logic> 1--".
-func (m *matcher) checkLogic(i int, brk bool) (int, int, bool) {
+//
+// near reports that the query parses up to i (reach): only then does a
+// number, string or ')' before the operator, or the value's start, make
+// "<logic> 1" a condition appended to the query.
+func (m *matcher) checkLogic(i int, brk, near bool) (int, int, bool) {
 	t := m.t
 	j := m.nx(i)
 	for m.key(j, kwNot) || m.opText(j, "!") || m.opText(j, "-") || m.opText(j, "~") {
@@ -579,7 +627,7 @@ func (m *matcher) checkLogic(i int, brk bool) (int, int, bool) {
 		}
 		return 0, 0, false
 	}
-	ctx := brk || p < 0 || m.is(p, tkNumber) || m.is(p, tkString) || m.is(p, tkRParen)
+	ctx := near && (brk || p < 0 || m.is(p, tkNumber) || m.is(p, tkString) || m.is(p, tkRParen))
 	switch t[j].kind {
 	case tkFunc:
 		if dangerousFunc(m.word(j)) {
@@ -663,4 +711,74 @@ func (m *matcher) fieldComparison(p int) bool {
 	}
 	q := m.pv(p)
 	return m.comparison(q) && m.is(m.pv(q), tkWord)
+}
+
+// breakStarts reports whether the first token after the quote can follow a
+// closed string literal in an expression: an operator, a logic word, a
+// keyword, a parenthesis, a comma, a ';', a comment or a function call. A
+// word or a number right after the literal ("O'Connell Street", "5'11")
+// is a syntax error, so the quote is an apostrophe, not a breakout.
+func (m *matcher) breakStarts() bool {
+	switch m.t[0].kind {
+	case tkWord, tkNumber:
+		return false
+	}
+	return true
+}
+
+// reach returns the index of the first token a query holding the value
+// cannot reach: the second of two operands side by side (word, number or
+// string: "6589 O'Connell", "Street, Portland Or"), where it fails to
+// parse.
+func (m *matcher) reach() int {
+	for i := 1; i < len(m.t); i++ {
+		if operandKind(m.t[i-1].kind) && operandKind(m.t[i].kind) {
+			return i
+		}
+	}
+	return len(m.t)
+}
+
+func operandKind(k byte) bool { return k == tkWord || k == tkNumber || k == tkString }
+
+// sysVar reports whether token i is a system variable ("@@version").
+func (m *matcher) sysVar(i int) bool {
+	tk := m.t[i]
+	return tk.end-tk.start > 3 && m.b[tk.start+1] == '@'
+}
+
+// sqlNeighbour reports whether token i stands next to SQL syntax — an
+// operator, a parenthesis, a comma, a ';', a keyword or a logic word — as a
+// system variable read by a query does ("select @@x", "1=@@x", "(@@x)"),
+// unlike a password or handle that starts with "@@".
+func (m *matcher) sqlNeighbour(i int) bool {
+	for _, j := range [2]int{m.pv(i), m.nx(i)} {
+		if j < 0 || j >= len(m.t) {
+			continue
+		}
+		switch m.t[j].kind {
+		case tkOp, tkLParen, tkRParen, tkComma, tkSemi, tkKey, tkLogic:
+			return true
+		}
+	}
+	return false
+}
+
+// knownSysVar reports whether w (lower case, without "@@") names a system
+// variable of MySQL or MSSQL that injections read, or starts with a scope
+// prefix ("global.", "session.").
+func knownSysVar(w []byte) bool {
+	for _, p := range [...]string{"global.", "session.", "local.", "version", "character_set", "collation", "innodb", "log_", "have_", "secure_file", "sql_"} {
+		if len(w) >= len(p) && string(w[:len(p)]) == p {
+			return true
+		}
+	}
+	switch string(w) {
+	case "datadir", "basedir", "hostname", "port", "tmpdir", "plugin_dir", "servername", "servicename", "spid",
+		"language", "identity", "rowcount", "error", "trancount", "microsoftversion", "max_allowed_packet",
+		"autocommit", "general_log", "general_log_file", "slow_query_log", "server_id", "lc_time_names",
+		"pid_file", "socket", "license", "time_zone", "system_time_zone", "warning_count", "error_count":
+		return true
+	}
+	return false
 }

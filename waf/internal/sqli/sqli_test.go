@@ -51,6 +51,27 @@ func TestDetect(t *testing.T) {
 		{"-1+union+all+select+1,2--", true},
 		{"a+b+c", false},
 		{"dGVzdCtvcisxPTE+aGk=", false},
+		// A word or number right after the quote makes it an apostrophe,
+		// and two operands side by side end what a query can parse.
+		{"6589 O'Connell Street, Val-d'Or 07083", false},
+		{"'andre+or@outlook.com", false},
+		{"Adaptor 5'11\"; crematoriums (cozily)", false},
+		{"'Replace' 'migrating' tipplers", false},
+		{"\"update wife", false},
+		{"\"drop table users--", true},
+		{"'alter a", true},
+		{"x 'in&", false},
+		{"x' in (select 1)", true},
+		{"'glob 1;", true},
+		{"x'; exec xp_cmdshell 'dir'", true},
+		{"'; select 1", true},
+		// "@@" starts a system variable only where SQL reads one.
+		{"union@gmail.com", false},
+		{"@@kexLwqkT0gz", false},
+		{"@@version", true},
+		{"1 union @@version", true},
+		{"select @@hostname", true},
+		{"1=@@xyz", true},
 	} {
 		if _, _, got := detect(sc, []byte(c.in)); got != c.want {
 			t.Errorf("Detect(%q): got %v, want %v", c.in, got, c.want)
@@ -74,6 +95,11 @@ func TestOpenCall(t *testing.T) {
 		{"count", ""},
 		{"(", ""},
 		{"left!!!!!!!(", ""}, // seven separators: more than maxOpenCallSep
+		{"round :-(", ""},    // an emoticon
+		{"time :(", ""},
+		{"localtimestamp (", "localtimestamp ("},
+		{"x json_search(", "json_search("},
+		{"pg_ls_dir(", "pg_ls_dir("},
 		{"", ""},
 	} {
 		s, e, ok := OpenCall([]byte(c.in))
@@ -349,4 +375,38 @@ func TestFastPathAllocs(t *testing.T) {
 			t.Errorf("Detect(%q): got %v allocs per call, want 0", c.in, n)
 		}
 	}
+}
+
+// FuzzOpenCall: a match is a span of the value that starts with a
+// catalogue function name and ends with the value's last '(' (before
+// trailing blanks), and a value with no '(' never matches.
+func FuzzOpenCall(f *testing.F) {
+	for _, s := range []string{"CAST(", "x minute&&(", "LEFT')?$(", "round :-(", "localtimestamp (  ", "discount(", "(", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		st, e, ok := OpenCall(b)
+		if !ok {
+			return
+		}
+		if st < 0 || st >= e || e > len(b) || b[e-1] != '(' {
+			t.Fatalf("OpenCall(%q): span [%d,%d) is not a call", s, st, e)
+		}
+		for _, c := range b[e:] {
+			if !isSpace(c) {
+				t.Fatalf("OpenCall(%q): %q follows the span", s, b[e:])
+			}
+		}
+		w := st
+		for w < e && isWordByte(b[w]) {
+			w++
+		}
+		if !openCallFunc([]byte(strings.ToLower(s[st:w]))) {
+			t.Fatalf("OpenCall(%q): %q is no catalogue function", s, s[st:w])
+		}
+		if st > 0 && isWordByte(b[st-1]) {
+			t.Fatalf("OpenCall(%q): the name starts inside a word", s)
+		}
+	})
 }
