@@ -394,6 +394,7 @@ type statusSummary struct {
 	RateLimit     statusRateLimit    `json:"ratelimit"`
 	Backends      []statusBackend    `json:"backends"`
 	Reload        statusReload       `json:"reload"`
+	Certificates  []statusCert       `json:"certificates"` // server_acme.go
 }
 
 type statusRequests struct {
@@ -491,6 +492,7 @@ func (s *Server) statusSummary(st *statusState, now time.Time) statusSummary {
 	out := statusSummary{Time: now.UTC(), UptimeSeconds: now.Sub(st.start).Seconds(), PID: os.Getpid(), Fingerprints: st.fingerprints(), WAF: st.waf(now),
 		Geo: st.geo.summary(now)}
 	out.Requests = s.requestTotals()
+	out.Certificates = s.statusCertificates()
 	out.TLS.Groups, out.TLS.Failures = []statusGroup{}, []nameCount{}
 	if s.term != nil {
 		ts := s.term.Stats()

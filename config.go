@@ -18,7 +18,6 @@ import (
 	"edge/ratelimit"
 	"edge/routes"
 	"edge/secheaders"
-	"edge/tls"
 	"edge/tracing"
 	"edge/upstream"
 	"edge/waf"
@@ -39,7 +38,7 @@ type Config struct {
 	Listen      ListenConfig                      `toml:"listen"`
 	Server      ServerConfig                      `toml:"server"`
 	Log         LogConfig                         `toml:"log"`
-	TLS         tls.Config                        `toml:"tls"`
+	TLS         TLSConfig                         `toml:"tls"`
 	Fingerprint fingerprint.Config                `toml:"fingerprint"`
 	WAF         waf.Config                        `toml:"waf"`
 	RateLimit   ratelimit.Config                  `toml:"ratelimit"`
@@ -354,6 +353,7 @@ func (c *Config) resolvePaths() {
 		c.Data.TrustedKeys[i] = c.resolve(k)
 	}
 	c.resolveAuthPaths()
+	c.resolveACMEPaths()
 	for name, b := range c.Backends {
 		b.TLS.CAFile, b.TLS.CertFile, b.TLS.KeyFile = c.resolve(b.TLS.CAFile), c.resolve(b.TLS.CertFile), c.resolve(b.TLS.KeyFile)
 		c.Backends[name] = b

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"edge/acme"
 	"edge/contentcoding"
 	"edge/fingerprint"
 	"edge/ratelimit"
@@ -92,7 +93,7 @@ func DefaultConfig() Config {
 	wafCfg.RulesDir = ""
 	return Config{
 		WAF:         wafCfg,
-		TLS:         tls.DefaultConfig(),
+		TLS:         TLSConfig{Config: tls.DefaultConfig(), ACME: acme.DefaultConfig()},
 		Fingerprint: fp,
 		RateLimit:   ratelimit.DefaultConfig(),
 		Tracing:     tracing.DefaultConfig(),

@@ -20,6 +20,7 @@ func (c *Config) validate(s *problemSink) {
 	errs, warns := c.TLS.Validate()
 	s.addLeaf("tls", errs, warns)
 	c.validateTickets(s)
+	c.validateACME(s)
 	errs, warns = c.Fingerprint.Validate()
 	s.addLeaf("fingerprint", errs, warns)
 	errs, warns = c.WAF.Validate()

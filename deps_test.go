@@ -33,6 +33,7 @@ import (
 //     what they use.
 var allowedImports = map[string][]string{
 	"edge": {
+		"edge/acme",
 		"edge/auth",
 		"edge/contentcoding",
 		"edge/cors",
@@ -63,6 +64,14 @@ var allowedImports = map[string][]string{
 	},
 
 	// Capability packages: leaves.
+	"edge/acme": {
+		"github.com/caddyserver/certmagic",
+		"github.com/libdns/libdns",
+		"github.com/mholt/acmez/v3",
+		"github.com/miekg/dns",
+		"github.com/redis/go-redis/v9",
+		"go.uber.org/zap",
+	},
 	"edge/auth":          {"github.com/golang-jwt/jwt/v5", "golang.org/x/crypto/argon2", "golang.org/x/crypto/bcrypt"},
 	"edge/contentcoding": {"edge/internal/httpfield", "github.com/andybalholm/brotli", "github.com/klauspost/compress"},
 	"edge/cors":          nil,
@@ -127,6 +136,7 @@ var allowedImports = map[string][]string{
 // capabilityPackages are the leaves of the tree. Their entries in allowedImports may name no other
 // capability package, but for the exception listed here.
 var capabilityPackages = map[string][]string{
+	"edge/acme":          nil,
 	"edge/auth":          nil,
 	"edge/contentcoding": nil,
 	"edge/cors":          nil,

@@ -4,7 +4,10 @@
 //
 // The files are named for the concern they hold, in the order a request meets them:
 //
-//	server.go            Server: NewServer, Start, Shutdown, Drain, Run
+//	server.go            Server: NewServer, Start, Shutdown, Drain, Run; server_acme.go wires [tls.acme]
+//	                     (package acme) into it: certificates into the SNI store, HTTP-01 before the
+//	                     cleartext handler, TLS-ALPN-01 and on-demand in the handshake, metrics and
+//	                     the status page's certificates
 //	listen*.go           listeners: TCP/UDP binding and the sockets an upgrade hands over (listen.go,
 //	                     package internal/handoff), connection admission before any TLS
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
@@ -33,11 +36,12 @@
 //	                     defaults, validation, problems and their lines, data files (config_data.go,
 //	                     config_waf.go, config_auth.go, config_errorpages.go, config_geoip.go),
 //	                     [bots] (config_bots.go), the browser-facing
-//	                     policies (config_browser.go) and the compiled Snapshot (config_snapshot.go)
+//	                     policies (config_browser.go), [tls.acme] (config_acme.go) and the compiled
+//	                     Snapshot (config_snapshot.go)
 //	reload*.go           hot reload: Server.Reload and the file watcher
 //	admin*.go            the admin listener: handlers, metrics, collectors, the status page, and the
 //	                     token-guarded runtime controls (admin_api.go: bans, drain, WAF mode)
-//	tool_*.go            entry points for the CLI's tools (edge waf eval)
+//	tool_*.go            entry points for the CLI's tools (edge waf eval, edge certs)
 //
 // A request over TCP: listen_admit.go (connection limiter, bans) → listen_tls.go (handshake,
 // JA3/JA4) → net/http (HTTP/1.1, or x/net's HTTP/2 server on an h2guard.Conn) → pipeline.go (Server.ServeHTTP: strip client-sent Edge-* headers, canonical
@@ -49,7 +53,7 @@
 // atomic.Pointer. A request loads the pointer once and uses that snapshot from start to end, so a
 // reload that swaps the pointer never changes the rules under a request in flight.
 //
-// The capability packages (tls, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
+// The capability packages (tls, acme, fingerprint, waf, ratelimit, routes, upstream, proxyproto, trust,
 // h2guard, auth, tracing, geoip, crawler, and for what browsers receive contentcoding, secheaders,
 // cors, errorpage)
 // are leaves: they exchange plain values with this package and never import it (deps_test.go holds

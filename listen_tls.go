@@ -117,13 +117,22 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	ec := &edgeConn{CaptureConn: fingerprint.NewCaptureConn(raw, snap.cfg.Fingerprint.CaptureMaxBytes), release: release}
 	tc := stdtls.Server(ec, l.cfg)
 	_ = raw.SetDeadline(time.Now().Add(l.timeout))
-	if err := tc.Handshake(); err != nil {
+	// The context bounds what the handshake waits for besides the connection (an on-demand ACME
+	// order) by the same timeout.
+	hctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	err := tc.HandshakeContext(hctx)
+	cancel()
+	if err != nil {
 		l.srv.term.OnHandshakeError(err)
 		tc.Close()
 		return
 	}
 	_ = raw.SetDeadline(time.Time{})
 	cs := tc.ConnectionState()
+	if isACMEChallenge(&cs) {
+		tc.Close() // a TLS-ALPN-01 validation: the handshake was the answer
+		return
+	}
 	l.srv.term.OnHandshake(&cs)
 	ec.facts.tls = tls.Facts(&cs)
 	ec.facts.id = l.srv.term.IdentityFor(cs.ServerName)

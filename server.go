@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"edge/acme"
 	"edge/internal/handoff"
 	"edge/internal/sdnotify"
 	"edge/proxyproto"
@@ -69,6 +70,7 @@ type Server struct {
 	handoff *handoff.Process
 	notify  *sdnotify.Notifier
 	tracer  *tracing.Tracer // nil when [tracing] is off: the pipeline then calls nothing in package tracing
+	acme    *acme.Manager   // nil when [tls.acme] is off (server_acme.go)
 
 	mu      sync.Mutex
 	h3      []*h3Front
@@ -105,7 +107,7 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	}
 
 	if len(cfg.Listen.HTTPS) > 0 {
-		tcfg := cfg.TLS
+		tcfg := cfg.TLS.Config
 		if len(tcfg.Certificates) == 0 && tcfg.CertDir == "" {
 			ss, err := ensureSelfSigned(cfg.stateDir(), time.Now())
 			if err != nil {
@@ -126,6 +128,9 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		s.term = term
 		s.tlsCfg = term.ServerConfig([]string{"h2", "http/1.1"})
 		if err := s.newTicketSync(); err != nil {
+			return nil, err
+		}
+		if err := s.newACME(cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -175,6 +180,7 @@ func (s *Server) Start() error {
 		if c.Listen.HTTPMode == "redirect" {
 			h = http.HandlerFunc(s.redirectToHTTPS)
 		}
+		h = s.acmeHTTP(h)
 		specs = append(specs, lspec{"http", c.Listen.HTTP, h, false})
 	}
 	if len(c.Listen.Admin) > 0 {
@@ -275,6 +281,7 @@ func (s *Server) Start() error {
 		}
 	}
 	s.started.Store(true)
+	go s.startACME() // takes s.mu, held until Start returns
 	return nil
 }
 
@@ -338,6 +345,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	wg.Wait()
 	s.wg.Wait()
 	s.stopTLSUpkeep()
+	if s.acme != nil {
+		s.acme.Close()
+	}
 	if s.echo != nil {
 		s.echo.srv.Close()
 	}

@@ -77,6 +77,7 @@ func (t *Terminator) Reload() error {
 			}
 		}
 	}
+	entries = append(entries, t.managedEntries()...) // ACME's, kept across reloads
 	if len(entries) == 0 && t.selfSigned != nil {
 		entries = old.entries // zero-setup: keep the self-signed certificate
 	}

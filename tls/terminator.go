@@ -38,6 +38,9 @@ type Terminator struct {
 	ocsp    *stapler // nil when ocsp_stapling is off
 	stats   counters
 
+	managed atomic.Pointer[[]*certEntry] // certificates installed by SetManaged (ACME)
+	hooks   atomic.Pointer[ManagedHooks]
+
 	clientTrust atomic.Pointer[clientTrust] // CAs and CRLs of client_auth; nil when off
 	clientCerts clientCertCache
 
@@ -142,7 +145,7 @@ func (t *Terminator) ServerConfig(nextProtos []string) *stdtls.Config {
 	if t.p.policy == PQRequire || t.cfg.ClientAuth.Mode == ClientAuthRequire {
 		base.VerifyConnection = t.verifyConnection
 	}
-	sc := &serverConfig{t: t, base: base}
+	sc := &serverConfig{t: t, base: base, tcp: slices.Contains(nextProtos, "http/1.1")}
 	base.GetConfigForClient = sc.getConfigForClient
 	return base
 }
@@ -152,6 +155,7 @@ type serverConfig struct {
 	t       *Terminator
 	base    *stdtls.Config
 	derived atomic.Pointer[epochConfig]
+	tcp     bool // TLS over TCP: TLS-ALPN-01 challenges are answered (RFC 8737 has no QUIC form)
 }
 
 // epochConfig is base with the session ticket keys of one rotation epoch.
@@ -167,6 +171,11 @@ func (sc *serverConfig) getConfigForClient(chi *stdtls.ClientHelloInfo) (*stdtls
 	t := sc.t
 	if h := t.OnClientHello; h != nil {
 		h(chi)
+	}
+	if sc.tcp {
+		if c := t.acmeChallengeConfig(chi); c != nil {
+			return c, nil
+		}
 	}
 	if t.p.policy == PQRequire {
 		if err := t.checkPQ(chi); err != nil {
@@ -189,6 +198,11 @@ func (sc *serverConfig) getConfigForClient(chi *stdtls.ClientHelloInfo) (*stdtls
 
 func (t *Terminator) getCertificate(chi *stdtls.ClientHelloInfo) (*stdtls.Certificate, error) {
 	c, m := t.certs.Load().lookup(chi)
+	if m == sniDefault {
+		if oc := t.onDemand(chi); oc != nil {
+			c, m = oc, sniExact
+		}
+	}
 	t.stats.sni[m].Add(1)
 	if c == nil {
 		return nil, errors.New("tls: no certificate")

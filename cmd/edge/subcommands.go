@@ -31,6 +31,7 @@ var subcommands = []subcommand{
 	{"waf", "eval [--config F] [--paranoia N] [--explain] < requests.jsonl", "the live WAF on recorded requests", cmdWAF},
 	{"ech", "keygen --out F | config F", "an ECH key (hybrid ML-KEM), its ECHConfigList for DNS", cmdECH},
 	{"keys", "generate NAME | sign --key NAME.key F...", "ML-DSA-65 keys, data file signatures", cmdKeys},
+	{"certs", "[--config F] [--json]", "the certificates served: source (file, acme, self-signed), names, expiry", cmdCerts},
 }
 
 func findSubcommand(name string) *subcommand {
