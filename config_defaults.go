@@ -45,7 +45,7 @@ const (
 	// DefaultReadHeaderTimeoutMS is server.read_header_timeout_ms.
 	DefaultReadHeaderTimeoutMS = 10_000
 	// DefaultH2Engine is server.h2_engine.
-	DefaultH2Engine = h2EngineXNet
+	DefaultH2Engine = h2EngineNative
 	// DefaultIdleTimeoutMS is server.idle_timeout_ms.
 	DefaultIdleTimeoutMS = 120_000
 	// DefaultMaxHeaderBytes is server.max_header_bytes (64 KiB).

@@ -134,7 +134,7 @@ func (c *rawClient) response(id uint32) response {
 			} else {
 				r.trailers = m
 			}
-			if f.StreamEnded() {
+			if f.StreamEnded() || r.status[0] == '1' {
 				return r
 			}
 		case *http2.DataFrame:
@@ -153,3 +153,5 @@ func (c *rawClient) response(id uint32) response {
 		}
 	}
 }
+
+func hpackField(name, value string) hpack.HeaderField { return hpack.HeaderField{Name: name, Value: value} }

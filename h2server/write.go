@@ -8,7 +8,8 @@ import "time"
 // queue is written in as few syscalls as the client's pace allows.
 
 // deadlineRefresh is how stale the socket's write deadline may get before the writer moves it
-// (a deadline update per write would cost a timer operation per batch).
+// (a deadline update per write would cost a timer operation per batch); at most half the timeout,
+// so a write always has half of it at least.
 const deadlineRefresh = time.Second
 
 // flushAsyncLocked tells the writer there are frames to write.
@@ -22,6 +23,7 @@ func (c *conn) flushAsyncLocked() {
 // connection is closed and the queue written (or a write failed), and then closes the socket.
 func (c *conn) writeLoop() {
 	timeout := c.srv.sendTimeout()
+	refresh := min(deadlineRefresh, timeout/2)
 	var deadlineSet time.Time
 	c.mu.Lock()
 	for {
@@ -37,7 +39,7 @@ func (c *conn) writeLoop() {
 		c.wbuf, c.spare = c.spare[:0], nil
 		c.wgen++
 		c.mu.Unlock()
-		if now := time.Now(); now.Sub(deadlineSet) > deadlineRefresh {
+		if now := time.Now(); now.Sub(deadlineSet) > refresh {
 			_ = c.nc.SetWriteDeadline(now.Add(timeout))
 			deadlineSet = now
 		}
