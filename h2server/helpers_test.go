@@ -154,4 +154,6 @@ func (c *rawClient) response(id uint32) response {
 	}
 }
 
-func hpackField(name, value string) hpack.HeaderField { return hpack.HeaderField{Name: name, Value: value} }
+func hpackField(name, value string) hpack.HeaderField {
+	return hpack.HeaderField{Name: name, Value: value}
+}
