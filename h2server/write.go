@@ -1,6 +1,9 @@
 package h2server
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // The write side of a connection: every goroutine appends whole frames to c.wbuf under c.mu, and
 // one writer goroutine per connection hands the queue to the socket. While a Write is in the kernel,
@@ -27,10 +30,17 @@ func (c *conn) writeLoop() {
 	var deadlineSet time.Time
 	c.mu.Lock()
 	for {
-		for len(c.wbuf) == 0 && !c.closed {
-			c.writerIdle = true
-			c.wcond.Wait()
-			c.writerIdle = false
+		if len(c.wbuf) == 0 && !c.closed {
+			for len(c.wbuf) == 0 && !c.closed {
+				c.writerIdle = true
+				c.wcond.Wait()
+				c.writerIdle = false
+			}
+			// Woken by the first frame of a burst: the handlers that are runnable now (the other
+			// requests of the client's last read) queue theirs before the batch leaves.
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
 		}
 		if len(c.wbuf) == 0 || c.werr != nil {
 			break
