@@ -241,7 +241,15 @@ func (c *conn) process(f http2.Frame) error {
 		}
 		return nil
 	case *http2.GoAwayFrame:
-		c.startDrain()
+		// The client is leaving: streams in flight finish, and nothing needs telling it (a client
+		// usually closes right after its GOAWAY, and a write then only meets a reset socket).
+		c.mu.Lock()
+		c.goingAway = true
+		if len(c.streams) == 0 && c.running == 0 {
+			c.wbuf = c.wbuf[:0]
+			c.closeAfterFlushLocked()
+		}
+		c.mu.Unlock()
 		return nil
 	case *http2.PushPromiseFrame:
 		return http2.ConnectionError(http2.ErrCodeProtocol) // RFC 9113 §8.4: clients never push
@@ -519,6 +527,15 @@ func (c *conn) connError(err error) {
 	if errors.As(err, &ce) {
 		c.abortLocked(http2.ErrCode(ce))
 		return
+	}
+	if !c.goingAway {
+		// The client closed or reset the connection, or a timeout ended it: what is queued has no
+		// reader (an idle timeout's GOAWAY still goes out).
+		c.wbuf = c.wbuf[:0]
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			c.wbuf = appendGoAway(c.wbuf, c.lastOpened, uint32(http2.ErrCodeNo))
+		}
 	}
 	c.closeAfterFlushLocked()
 }
