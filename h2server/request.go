@@ -73,7 +73,7 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 		return nil
 	}
 	c.running++
-	go st.run()
+	c.srv.workers.start(st)
 	return nil
 }
 

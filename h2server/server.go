@@ -51,6 +51,7 @@ type Server struct {
 	// WebSocket over HTTP/2.
 	ExtendedConnect bool
 
+	workers  workers
 	mu       sync.Mutex
 	conns    map[*conn]struct{}
 	shutdown bool

@@ -92,7 +92,7 @@ func (st *stream) finish() {
 			continue
 		}
 		c.running++
-		go next.run()
+		c.srv.workers.start(next)
 	}
 	if c.goingAway && len(c.streams) == 0 && c.running == 0 {
 		c.closeAfterFlushLocked()
