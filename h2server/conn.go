@@ -194,13 +194,18 @@ func (c *conn) readFrame() error {
 			return http2.ConnectionError(http2.ErrCodeProtocol)
 		}
 		c.sawSettings = true
+		c.readIdle = true // the preface deadline is cleared before the next frame
 	}
 	return c.process(f)
 }
 
 // setIdleDeadline sets the read deadline before a frame: the idle deadline when no stream is open
-// and IdleTimeout is set, none otherwise (while a handler runs the client may be silent).
+// and IdleTimeout is set, none otherwise (while a handler runs the client may be silent). Until the
+// client's first SETTINGS frame, the preface deadline set by serve stays.
 func (c *conn) setIdleDeadline() {
+	if !c.sawSettings {
+		return // the preface deadline runs until the client's first SETTINGS
+	}
 	c.mu.Lock()
 	idleAt := c.idleAt
 	open := len(c.streams) > 0 || c.running > 0
@@ -212,7 +217,7 @@ func (c *conn) setIdleDeadline() {
 		}
 		_ = c.nc.SetReadDeadline(idleAt.Add(c.srv.IdleTimeout))
 		c.readIdle = true
-	case c.readIdle || !c.sawSettings:
+	case c.readIdle:
 		_ = c.nc.SetReadDeadline(time.Time{})
 		c.readIdle = false
 	}
@@ -347,7 +352,10 @@ func (c *conn) processData(f *http2.DataFrame) error {
 	}
 	size := int32(f.Length) // padding included: it counts against the windows (RFC 9113 §6.9.1)
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer func() {
+		c.flushAsyncLocked() // window updates for what was dropped
+		c.mu.Unlock()
+	}()
 	if size > c.recvWindow {
 		return http2.ConnectionError(http2.ErrCodeFlowControl)
 	}
@@ -464,6 +472,7 @@ func (c *conn) closeStreamLocked(st *stream, err error) {
 	}
 	st.cancel()
 	st.cond.Broadcast()
+	c.flushAsyncLocked()
 	if c.goingAway && len(c.streams) == 0 && c.running == 0 {
 		c.closeAfterFlushLocked()
 	}

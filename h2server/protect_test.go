@@ -272,3 +272,21 @@ func TestMaxConcurrentStreams(t *testing.T) {
 		t.Errorf("third stream: got %+v, want RST_STREAM REFUSED_STREAM", r)
 	}
 }
+
+// TestSlowlorisSettings: a client that sends the preface but never its SETTINGS frame is closed
+// after PrefaceTimeout.
+func TestSlowlorisSettings(t *testing.T) {
+	addr := startServer(t, &Server{PrefaceTimeout: 300 * time.Millisecond}, http.NotFoundHandler())
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = conn.Write([]byte(clientPreface))
+	start := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.Copy(io.Discard, conn)
+	if err != nil || time.Since(start) > 5*time.Second {
+		t.Errorf("got %v after %v, want the connection closed after about 300ms", err, time.Since(start))
+	}
+}
