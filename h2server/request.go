@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -250,7 +251,7 @@ func (c *conn) newRequest(st *stream, f *http2.MetaHeadersFrame) (*http.Request,
 		st.reqEnded = true
 		contentLength = 0
 	} else {
-		body = &st.bodyReader
+		body = &requestBody{st: st, c: st.c, gen: st.gen.Load()}
 	}
 	r := http.Request{
 		Method:        method,
@@ -342,11 +343,20 @@ func init() {
 	}
 }
 
+// streams recycles stream state (with its response header map and body buffer) once a handler
+// is done with it: what a handler holds after it returns (its request's Body, a ResponseWriter it
+// should not keep) checks the stream's generation first, so it can never reach a later request.
+var streams = sync.Pool{New: func() any { return new(stream) }}
+
+// maxPooledBody is the largest request body buffer kept with a recycled stream.
+const maxPooledBody = 16 << 10
+
 // newStream returns a stream for a request the client opened with id.
 func newStream(c *conn, id uint32) *stream {
-	st := &stream{c: c, id: id, recvWindow: c.srv.streamWindow(), declared: -1}
+	st := streams.Get().(*stream)
+	st.reset()
+	st.c, st.id, st.recvWindow, st.declared = c, id, c.srv.streamWindow(), -1
 	st.cond.L = &c.mu
-	st.bodyReader.st = st
 	st.ctx, st.cancel = context.WithCancel(c.baseCtx)
 	c.mu.Lock()
 	st.sendWindow = int64(c.peerInitWindow)

@@ -33,7 +33,9 @@ type responseWriter struct {
 }
 
 func (w *responseWriter) init(req *http.Request) {
-	w.header = make(http.Header)
+	if w.header == nil {
+		w.header = make(http.Header)
+	}
 	w.isHead = req.Method == http.MethodHead
 }
 
@@ -86,9 +88,6 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 	}
 	return w.writeData(p)
 }
-
-// WriteString is Write for a string.
-func (w *responseWriter) WriteString(s string) (int, error) { return w.Write([]byte(s)) }
 
 func (w *responseWriter) writeData(p []byte) (int, error) {
 	st, c := w.st, w.st.c
@@ -390,3 +389,22 @@ func httpDate() string {
 	dateCache.Store(d)
 	return d.s
 }
+
+// handlerWriter is the ResponseWriter a handler gets: it forwards to the stream's response state
+// until the handler returns, and panics if used after (as net/http's servers do), so a writer kept
+// past its request can never write into a later request on a recycled stream.
+type handlerWriter struct{ w *responseWriter }
+
+func (h *handlerWriter) state() *responseWriter {
+	if h.w == nil {
+		panic("h2server: ResponseWriter used after the handler returned")
+	}
+	return h.w
+}
+
+func (h *handlerWriter) Header() http.Header               { return h.state().Header() }
+func (h *handlerWriter) WriteHeader(code int)              { h.state().WriteHeader(code) }
+func (h *handlerWriter) Write(p []byte) (int, error)       { return h.state().Write(p) }
+func (h *handlerWriter) WriteString(s string) (int, error) { return h.state().Write([]byte(s)) }
+func (h *handlerWriter) Flush()                            { h.state().Flush() }
+func (h *handlerWriter) FlushError() error                 { return h.state().FlushError() }

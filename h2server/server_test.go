@@ -201,3 +201,42 @@ func TestExtendedConnect(t *testing.T) {
 		}
 	}
 }
+
+// TestRecycledStreams: a request body and a ResponseWriter kept past their handler cannot reach
+// the stream's next use: the body reads nothing more and the writer panics.
+func TestRecycledStreams(t *testing.T) {
+	kept := make(chan *http.Request, 1)
+	keptW := make(chan http.ResponseWriter, 1)
+	addr := startServer(t, &Server{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/keep" {
+			kept <- r
+			keptW <- w
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		_, _ = w.Write(body)
+	}))
+	c := dial(t, addr)
+	c.headers(1, "POST", "/keep", false)
+	c.response(1)
+	old, oldW := <-kept, <-keptW
+	for i := uint32(0); i < 20; i++ {
+		id := 3 + 2*i
+		c.headers(id, "POST", "/echo", false)
+		_ = c.fr.WriteData(id, true, []byte("fresh"))
+		if r := c.response(id); string(r.body) != "fresh" {
+			t.Fatalf("stream %d: got %q, want fresh", id, r.body)
+		}
+	}
+	if n, err := old.Body.Read(make([]byte, 10)); n != 0 || err == nil {
+		t.Errorf("kept body: got %d, %v, want nothing and an error", n, err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("a kept ResponseWriter did not panic")
+			}
+		}()
+		oldW.Header()
+	}()
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -44,8 +45,22 @@ type stream struct {
 	tailOff       int // offset in c.wbuf of the stream's last queued frame, while tailGen == c.wgen
 	hasTail       bool
 
-	bodyReader requestBody
-	rw         responseWriter
+	rw  responseWriter
+	gen atomic.Uint64 // counts the stream's uses (see streams); advanced under c.mu
+}
+
+// reset clears a recycled stream for its next use, keeping its buffers.
+func (st *stream) reset() {
+	header, trailers := st.rw.header, st.rw.trailers[:0]
+	clear(header)
+	body := st.body[:0]
+	if cap(body) > maxPooledBody {
+		body = nil
+	}
+	gen := st.gen.Load()
+	*st = stream{} // the zero sync.Cond and atomic are fine to overwrite: no one uses them now
+	st.gen.Store(gen)
+	st.rw.header, st.rw.trailers, st.body = header, trailers, body
 }
 
 // run runs the handler, finishes the response and starts a waiting stream's handler, if any.
@@ -53,21 +68,21 @@ func (st *stream) run() {
 	c := st.c
 	st.rw.st = st
 	st.rw.init(st.req)
+	hw := &handlerWriter{w: &st.rw}
 	defer func() {
-		if p := recover(); p != nil && p != http.ErrAbortHandler {
-			// A handler's panic ends its stream, as net/http's servers do; edge's pipeline recovers
-			// its own, so this is a last resort.
-			c.mu.Lock()
-			c.resetStreamLocked(st.id, http2.ErrCodeInternal)
-			c.mu.Unlock()
-		} else if p != nil {
+		// The handler is done: a ResponseWriter kept past it must not reach the stream's next use.
+		hw.w = nil
+		if p := recover(); p != nil {
+			// A handler's panic (http.ErrAbortHandler included) ends its stream with INTERNAL_ERROR,
+			// as net/http's servers do; edge's pipeline recovers its own, so this is a last resort.
 			c.mu.Lock()
 			c.resetStreamLocked(st.id, http2.ErrCodeInternal)
 			c.mu.Unlock()
 		}
 		st.finish()
 	}()
-	st.handler.ServeHTTP(&st.rw, st.req)
+	st.handler.ServeHTTP(hw, st.req)
+	hw.w = nil
 	st.rw.end()
 }
 
@@ -84,6 +99,7 @@ func (st *stream) finish() {
 		c.closeStreamLocked(st, errConnClosed)
 	}
 	st.cancel()
+	st.gen.Add(1) // under c.mu: a body reader holding it sees either the old stream or the end
 	c.running--
 	for len(c.queued) > 0 && c.running < int(c.srv.maxStreams()) {
 		next := c.queued[0]
@@ -98,6 +114,7 @@ func (st *stream) finish() {
 		c.closeAfterFlushLocked()
 	}
 	c.mu.Unlock()
+	streams.Put(st)
 }
 
 // waitLocked waits on the stream's condition, until deadline at most (zero: no bound); it reports
@@ -111,28 +128,43 @@ func (st *stream) waitLocked(deadline time.Time) bool {
 	if d <= 0 {
 		return false
 	}
+	c, cond := st.c, &st.cond // not st: a late timer must not read a recycled stream
 	t := time.AfterFunc(d, func() {
-		st.c.mu.Lock()
-		st.cond.Broadcast()
-		st.c.mu.Unlock()
+		c.mu.Lock()
+		cond.Broadcast()
+		c.mu.Unlock()
 	})
 	st.cond.Wait()
 	t.Stop()
 	return time.Now().Before(deadline)
 }
 
-// requestBody is a stream's request body, read by the handler.
+// requestBody is a stream's request body, read by the handler. It names the use of the stream
+// it belongs to (gen): once the handler is done and the stream recycled, it reads nothing more.
 type requestBody struct {
-	st *stream
+	st  *stream
+	c   *conn
+	gen uint64
+}
+
+// lock takes the connection's lock and reports whether the stream is still this body's.
+func (b *requestBody) lock() bool {
+	b.c.mu.Lock()
+	if b.st.gen.Load() != b.gen {
+		b.c.mu.Unlock()
+		return false
+	}
+	return true
 }
 
 // Read returns body bytes as they arrive, and returns them to the client's windows: a handler
 // reading slowly keeps the client waiting. The first Read of a request that expects 100-continue
 // sends the 100. At the end of the body, the request's declared trailers are filled in.
 func (b *requestBody) Read(p []byte) (int, error) {
-	st := b.st
-	c := st.c
-	c.mu.Lock()
+	if !b.lock() {
+		return 0, http.ErrBodyReadAfterClose
+	}
+	st, c := b.st, b.c
 	defer c.mu.Unlock()
 	if st.needsContinue {
 		st.needsContinue = false
@@ -188,9 +220,10 @@ func (c *conn) returnStreamLocked(st *stream, n int32) {
 // Close drops what is left of the body; data still arriving is discarded (and its window
 // returned).
 func (b *requestBody) Close() error {
-	st := b.st
-	c := st.c
-	c.mu.Lock()
+	if !b.lock() {
+		return nil
+	}
+	st, c := b.st, b.c
 	if !st.bodyClosed {
 		st.bodyClosed = true
 		if n := int32(len(st.body) - st.off); n > 0 {
