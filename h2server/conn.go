@@ -34,6 +34,7 @@ type conn struct {
 	tls        *stdtls.ConnectionState
 	prefaceRd  bool
 	canon      map[string]string // lower-case field names seen on this connection → canonical
+	blocks     blockDecoder
 
 	maxClientID uint32 // highest stream id the client opened
 	sawSettings bool   // the client's first SETTINGS arrived
@@ -103,8 +104,7 @@ func newConn(s *Server, nc net.Conn, opts ConnOpts) *conn {
 	c.br = bufio.NewReaderSize(nc, 16<<10)
 	c.fr = http2.NewFramer(nil, c.br)
 	c.fr.SetMaxReadFrameSize(defaultMaxFrameSize)
-	c.fr.MaxHeaderListSize = s.maxHeaderListSize()
-	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.blocks.init(s.maxHeaderListSize())
 	c.fr.SetReuseFrames()
 	c.enc = hpack.NewEncoder(&c.hbuf)
 	c.wcond.L = &c.mu
@@ -171,7 +171,8 @@ func (c *conn) readFrame() error {
 	}
 	partial := c.br.Buffered() < int(fh.Length) ||
 		(fh.Type == http2.FrameHeaders && fh.Flags&http2.FlagHeadersEndHeaders == 0)
-	if partial {
+	if partial && !c.blocks.open {
+		// A header block's deadline is set by its HEADERS frame; CONTINUATION frames keep it.
 		if d := c.srv.prefaceTimeout(); d > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(d))
 			c.readIdle = true // reset before the next frame
@@ -203,8 +204,8 @@ func (c *conn) readFrame() error {
 // and IdleTimeout is set, none otherwise (while a handler runs the client may be silent). Until the
 // client's first SETTINGS frame, the preface deadline set by serve stays.
 func (c *conn) setIdleDeadline() {
-	if !c.sawSettings {
-		return // the preface deadline runs until the client's first SETTINGS
+	if !c.sawSettings || c.blocks.open {
+		return // the preface deadline runs until the first SETTINGS, a block's until its end
 	}
 	c.mu.Lock()
 	idleAt := c.idleAt
@@ -225,8 +226,14 @@ func (c *conn) setIdleDeadline() {
 
 func (c *conn) process(f http2.Frame) error {
 	switch f := f.(type) {
-	case *http2.MetaHeadersFrame:
-		return c.processHeaders(f)
+	case *http2.HeadersFrame:
+		c.blocks.start(f)
+		return c.blockFragment(f.HeaderBlockFragment(), f.HeadersEnded())
+	case *http2.ContinuationFrame:
+		if !c.blocks.open {
+			return http2.ConnectionError(http2.ErrCodeProtocol) // the framer keeps them in order
+		}
+		return c.blockFragment(f.HeaderBlockFragment(), f.HeadersEnded())
 	case *http2.DataFrame:
 		return c.processData(f)
 	case *http2.SettingsFrame:
@@ -258,11 +265,30 @@ func (c *conn) process(f http2.Frame) error {
 		return nil
 	case *http2.PushPromiseFrame:
 		return http2.ConnectionError(http2.ErrCodeProtocol) // RFC 9113 §8.4: clients never push
-	case *http2.ContinuationFrame:
-		return http2.ConnectionError(http2.ErrCodeProtocol) // the framer keeps them in blocks
 	default:
 		return nil // unknown frame types are ignored (RFC 9113 §4.1)
 	}
+}
+
+// blockFragment decodes a fragment of the header block in progress and, at its end, processes it.
+// A malformed block is a stream error: its stream counts as opened (and closed) all the same.
+func (c *conn) blockFragment(frag []byte, end bool) error {
+	if err := c.blocks.feed(frag); err != nil || !end {
+		return err
+	}
+	b, err := c.blocks.finish()
+	if err != nil {
+		var se http2.StreamError
+		if errors.As(err, &se) {
+			if se.StreamID > c.maxClientID && se.StreamID&1 == 1 {
+				c.maxClientID = se.StreamID
+			}
+			c.resetStream(se.StreamID, se.Code)
+			return nil
+		}
+		return err
+	}
+	return c.processHeaders(b)
 }
 
 // isIdle reports whether id names a stream the client has not opened yet.

@@ -17,8 +17,8 @@ import (
 )
 
 // processHeaders handles a complete header block: a new request, or the trailers of one.
-func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
-	id := f.StreamID
+func (c *conn) processHeaders(f *headerBlock) error {
+	id := f.streamID
 	if id&1 == 0 {
 		return http2.ConnectionError(http2.ErrCodeProtocol) // RFC 9113 §5.1.1: clients use odd ids
 	}
@@ -26,7 +26,7 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 		return c.processTrailers(f)
 	}
 	c.maxClientID = id
-	if f.HasPriority() && f.Priority.StreamDep == id {
+	if f.selfDep {
 		c.resetStream(id, http2.ErrCodeProtocol) // RFC 9113 §5.3.1: a stream cannot depend on itself
 		return nil
 	}
@@ -49,7 +49,7 @@ func (c *conn) processHeaders(f *http2.MetaHeadersFrame) error {
 	}
 	st.req = req
 	handler := c.handler
-	if f.Truncated {
+	if f.truncated {
 		handler = http.HandlerFunc(headerListTooLarge)
 	}
 	c.mu.Lock()
@@ -87,8 +87,8 @@ func headerListTooLarge(w http.ResponseWriter, _ *http.Request) {
 
 // processTrailers handles a header block on a stream the client already opened: the request's
 // trailers (RFC 9113 §8.1), which end it.
-func (c *conn) processTrailers(f *http2.MetaHeadersFrame) error {
-	id := f.StreamID
+func (c *conn) processTrailers(f *headerBlock) error {
+	id := f.streamID
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.streams[id]
@@ -99,7 +99,7 @@ func (c *conn) processTrailers(f *http2.MetaHeadersFrame) error {
 		c.resetStreamLocked(id, http2.ErrCodeStreamClosed) // half-closed (remote)
 		return nil
 	}
-	if !f.StreamEnded() || len(f.PseudoFields()) > 0 || f.Truncated {
+	if !f.StreamEnded() || f.nPseudo > 0 || f.truncated {
 		c.resetStreamLocked(id, http2.ErrCodeProtocol) // RFC 9113 §8.1: malformed trailers
 		return nil
 	}
@@ -107,7 +107,7 @@ func (c *conn) processTrailers(f *http2.MetaHeadersFrame) error {
 		c.resetStreamLocked(id, http2.ErrCodeProtocol)
 		return nil
 	}
-	for _, hf := range f.RegularFields() {
+	for _, hf := range f.regular() {
 		key := c.canonical(hf.Name)
 		if !httpguts.ValidTrailerHeader(key) {
 			c.resetStreamLocked(id, http2.ErrCodeProtocol)
@@ -125,9 +125,9 @@ func (c *conn) processTrailers(f *http2.MetaHeadersFrame) error {
 
 // newRequest builds the request of a new stream from its header block, or returns the error code
 // of the stream error a malformed request is (RFC 9113 §8.1.1).
-func (c *conn) newRequest(st *stream, f *http2.MetaHeadersFrame) (*http.Request, http2.ErrCode) {
+func (c *conn) newRequest(st *stream, f *headerBlock) (*http.Request, http2.ErrCode) {
 	var method, scheme, authority, path, protocol string
-	for _, hf := range f.PseudoFields() {
+	for _, hf := range f.pseudo() {
 		switch hf.Name {
 		case ":method":
 			method = hf.Value
@@ -155,7 +155,7 @@ func (c *conn) newRequest(st *stream, f *http2.MetaHeadersFrame) (*http.Request,
 		return nil, http2.ErrCodeProtocol // RFC 9113 §8.3.1
 	}
 
-	regular := f.RegularFields()
+	regular := f.regular()
 	header := make(http.Header, len(regular)+1)
 	// The values share one backing array; each key's first value is a one-element slice of it
 	// (capacity one, so a second value copies rather than overwrite a neighbour).
