@@ -141,6 +141,9 @@ type ServerConfig struct {
 	// HTTP/3 connections a client reuses for several hosts too. Connections without SNI are not
 	// checked: their certificate was chosen for no name.
 	RejectMisdirected bool `toml:"reject_misdirected"`
+	// H2Engine is the HTTP/2 server of the TLS (and h2c) listeners: "native" (edge's h2server) or
+	// "x/net" (golang.org/x/net/http2). Both serve through the same h2guard tap and pipeline.
+	H2Engine string `toml:"h2_engine"`
 }
 
 // AbuseConfig is [server.abuse]: the glitch budget of multiplexed connections, and what a ban does

@@ -45,6 +45,8 @@ const (
 	DefaultDrainTimeoutMS = 10_000
 	// DefaultReadHeaderTimeoutMS is server.read_header_timeout_ms.
 	DefaultReadHeaderTimeoutMS = 10_000
+	// DefaultH2Engine is server.h2_engine.
+	DefaultH2Engine = h2EngineNative
 	// DefaultIdleTimeoutMS is server.idle_timeout_ms.
 	DefaultIdleTimeoutMS = 120_000
 	// DefaultMaxHeaderBytes is server.max_header_bytes (64 KiB).
@@ -129,6 +131,7 @@ func DefaultConfig() Config {
 				BanCloseGraceMS:      DefaultBanCloseGraceMS,
 			},
 			RejectMisdirected: DefaultRejectMisdirected,
+			H2Engine:          DefaultH2Engine,
 		},
 		Log: LogConfig{
 			Access: DefaultAccessLog,

@@ -16,6 +16,7 @@ import (
 func (c *Config) validate(s *problemSink) {
 	c.validateListen(s)
 	c.validateServer(s)
+	c.validateH2Engine(s)
 	c.validateLog(s)
 	errs, warns := c.TLS.Validate()
 	s.addLeaf("tls", errs, warns)

@@ -42,6 +42,7 @@ var allowedImports = map[string][]string{
 		"edge/fingerprint",
 		"edge/geoip",
 		"edge/h2guard",
+		"edge/h2server",
 		"edge/internal/dirwatch",
 		"edge/internal/h2xconnect",
 		"edge/internal/handoff",
@@ -80,10 +81,12 @@ var allowedImports = map[string][]string{
 	"edge/fingerprint":   {"github.com/BurntSushi/toml", "golang.org/x/crypto/cryptobyte"},
 	"edge/geoip":         {"github.com/oschwald/maxminddb-golang/v2"},
 	"edge/h2guard":       nil,
-	"edge/secheaders":    nil,
-	"edge/proxyproto":    nil,
-	"edge/ratelimit":     {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
-	"edge/routes":        nil,
+	// h2server: the framer, HPACK and header-field checks of golang.org/x/net.
+	"edge/h2server":   {"golang.org/x/net/http/httpguts", "golang.org/x/net/http2"},
+	"edge/secheaders": nil,
+	"edge/proxyproto": nil,
+	"edge/ratelimit":  {"edge/internal/dirwatch", "github.com/quic-go/quic-go", "github.com/redis/go-redis/v9"},
+	"edge/routes":     nil,
 	// ticketkeys: the fleet's session ticket keys in Redis; the root hands them to tls.
 	"edge/ticketkeys": {"github.com/redis/go-redis/v9"},
 	"edge/tls": {
@@ -146,6 +149,7 @@ var capabilityPackages = map[string][]string{
 	"edge/fingerprint":   nil,
 	"edge/geoip":         nil,
 	"edge/h2guard":       nil,
+	"edge/h2server":      nil,
 	"edge/proxyproto":    nil,
 	"edge/ratelimit":     nil,
 	"edge/routes":        nil,

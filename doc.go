@@ -11,7 +11,8 @@
 //	listen*.go           listeners: TCP/UDP binding and the sockets an upgrade hands over (listen.go,
 //	                     package internal/handoff), connection admission before any TLS
 //	                     work (listen_admit.go), TLS termination and the ClientHello fingerprint
-//	                     (listen_tls.go), HTTP/2 on the h2guard frame tap (listen_h2.go), QUIC and
+//	                     (listen_tls.go), HTTP/2 on the h2guard frame tap, served by h2server or x/net
+//	                     as server.h2_engine says (listen_h2.go, config_h2engine.go), QUIC and
 //	                     HTTP/3 (listen_h3.go, listen_quic_retry.go), the cleartext listener
 //	                     (listen_http.go; HTTP/1.1, and h2c in serve mode), and the registry of open
 //	                     client connections that glitch budgets, bans and blocklist reloads close
@@ -44,7 +45,7 @@
 //	tool_*.go            entry points for the CLI's tools (edge waf eval, edge certs)
 //
 // A request over TCP: listen_admit.go (connection limiter, bans) → listen_tls.go (handshake,
-// JA3/JA4) → net/http (HTTP/1.1, or x/net's HTTP/2 server on an h2guard.Conn) → pipeline.go (Server.ServeHTTP: strip client-sent Edge-* headers, canonical
+// JA3/JA4) → net/http (HTTP/1.1, or the HTTP/2 server, h2server or x/net's, on an h2guard.Conn) → pipeline.go (Server.ServeHTTP: strip client-sent Edge-* headers, canonical
 // host and path, route) with its stages → pipeline_respond.go for a denial, or forward.go →
 // log_access.go. Over QUIC the first two are listen_quic_retry.go and listen_h3.go; the rest is the
 // same.

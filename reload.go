@@ -145,6 +145,7 @@ func notLive(old, cur *Config) []string {
 	cmp("server.read_header_timeout_ms", old.Server.ReadHeaderTimeoutMS, cur.Server.ReadHeaderTimeoutMS)
 	cmp("server.idle_timeout_ms", old.Server.IdleTimeoutMS, cur.Server.IdleTimeoutMS)
 	cmp("server.max_header_bytes", old.Server.MaxHeaderBytes, cur.Server.MaxHeaderBytes)
+	cmp("server.h2_engine", old.Server.H2Engine, cur.Server.H2Engine)
 	cmp("log.access", old.Log.Access, cur.Log.Access)
 	cmp("log.level", old.Log.Level, cur.Log.Level)
 	cmp("tracing", old.Tracing, cur.Tracing)

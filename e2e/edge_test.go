@@ -68,7 +68,7 @@ func loadConfig(t testing.TB, listen, extra string) *edge.Config {
 // configText is the configuration loadConfig loads: listen, a [server] section with a state
 // directory of the test's own, and extra.
 func configText(t testing.TB, listen, extra string) string {
-	return listen + "[server]\nstate_dir = " + strconv.Quote(t.TempDir()) + "\n" + extra
+	return listen + "[server]\nstate_dir = " + strconv.Quote(t.TempDir()) + "\n" + testH2Engine() + extra
 }
 
 // startEdgeFile is startEdge with the configuration written to path, so Reload reads it again.
