@@ -1,8 +1,7 @@
 package edge
 
 import (
-	"bytes"
-	"net"
+	"edge/geoip/geoiptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -10,40 +9,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 )
 
-// writeMMDB writes a MaxMind DB with one record per network (CIDR → record) to path.
+// writeGeoDBs writes a country and an ASN database under dir/geo: 81.2.69.0/24 is GB in AS64496,
+// 2.16.0.0/13 is DE in AS64497.
+// writeMMDB writes a database with one record per network (CIDR → record) to path.
 func writeMMDB(t testing.TB, path, dbType string, records map[string]mmdbtype.Map) {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: dbType, Description: map[string]string{"en": "edge test"}, IncludeReservedNetworks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for cidr, rec := range records {
-		_, n, err := net.ParseCIDR(cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tree.Insert(n, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := tree.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := geoiptest.Write(path, dbType, records); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// writeGeoDBs writes a country and an ASN database under dir/geo: 81.2.69.0/24 is GB in AS64496,
-// 2.16.0.0/13 is DE in AS64497.
 func writeGeoDBs(t testing.TB, dir string) (country, asn string) {
 	country, asn = filepath.Join(dir, "geo/GeoLite2-Country.mmdb"), filepath.Join(dir, "geo/GeoLite2-ASN.mmdb")
 	cc := func(code string) mmdbtype.Map {

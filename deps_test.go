@@ -116,6 +116,8 @@ var allowedImports = map[string][]string{
 
 	// The WAF's corpus measurement, used by its floor tests and scripts/waf.
 	"edge/waf/quality": {"edge/waf"},
+	// Test databases for geoip, imported by tests only (the binary links no mmdbwriter).
+	"edge/geoip/geoiptest": {"github.com/maxmind/mmdbwriter"},
 
 	// End-to-end tests: the package itself is only its doc.go; its tests may use anything.
 	"edge/e2e": nil,

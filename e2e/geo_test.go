@@ -1,11 +1,10 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
+	"edge/geoip/geoiptest"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,46 +13,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 )
 
-// writeTestMMDB writes a MaxMind DB with one record per network (CIDR → record) to path, atomically
-// (a rename), as a database updater does.
+// writeTestMMDB writes a database with one record per network (CIDR → record) to path, atomically.
 func writeTestMMDB(t testing.TB, path, dbType string, records map[string]mmdbtype.Map) {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: dbType, Description: map[string]string{"en": "edge e2e"}, IncludeReservedNetworks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for cidr, rec := range records {
-		_, n, err := net.ParseCIDR(cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tree.Insert(n, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := tree.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path+".tmp", buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := geoiptest.Write(path, dbType, records); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func geoCountry(code string) mmdbtype.Map {
-	return mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(code)}}
-}
+func geoCountry(code string) mmdbtype.Map { return geoiptest.Country(code) }
 
-func geoASN(n uint32) mmdbtype.Map {
-	return mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(n), "autonomous_system_organization": mmdbtype.String("AS" + strconv.Itoa(int(n)))}
-}
+func geoASN(n uint32) mmdbtype.Map { return geoiptest.ASN(n, "") }
 
 // geoNets are the test networks: country and autonomous system of each. The loopback addresses let
 // clients connect from a located address without a proxy; the others are reached through

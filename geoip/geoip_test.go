@@ -2,47 +2,30 @@ package geoip_test
 
 import (
 	"bytes"
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
 
-	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
 
 	"edge/geoip"
+	"edge/geoip/geoiptest"
 )
 
-// build writes a MaxMind DB of type dbType with one record per network (CIDR → record).
+// build returns a database of type dbType with one record per network (CIDR → record).
 func build(t testing.TB, dbType string, records map[string]mmdbtype.Map) []byte {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: dbType, Description: map[string]string{"en": "edge test database"}, IncludeReservedNetworks: true, RecordSize: 28})
+	data, err := geoiptest.Build(dbType, records)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for cidr, rec := range records {
-		_, n, err := net.ParseCIDR(cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tree.Insert(n, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf bytes.Buffer
-	if _, err := tree.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return data
 }
 
-func country(code string) mmdbtype.Map {
-	return mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(code)}}
-}
-
-func asn(n uint32, org string) mmdbtype.Map {
-	return mmdbtype.Map{"autonomous_system_number": mmdbtype.Uint32(n), "autonomous_system_organization": mmdbtype.String(org)}
-}
+var (
+	country = geoiptest.Country
+	asn     = geoiptest.ASN
+)
 
 func testDB(t testing.TB) *geoip.DB {
 	t.Helper()
