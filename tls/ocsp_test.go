@@ -164,10 +164,11 @@ func stapleQUIC(t *testing.T, term *Terminator, ca *testCA) []byte {
 	return c.ConnectionState().TLS.OCSPResponse
 }
 
-// waitFor polls cond for up to 10 s (a loaded box).
+// waitFor polls cond for up to 30 s (a loaded box under -race: a refresh that misses its first
+// chance comes again one backoff later).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -194,14 +195,19 @@ func TestOCSPStapled(t *testing.T) {
 	var first []byte
 	waitFor(t, "a staple", func() bool { first = staple(t, term, ca); return first != nil })
 	r1 := checkStaple(t, term, ca, first)
-	if got := stapleQUIC(t, term, ca); !bytes.Equal(got, first) {
-		t.Errorf("got a different staple over QUIC (%d bytes), want the TCP one", len(got))
+	// On a loaded box the 2 s refresh may already have replaced the first staple: QUIC must
+	// carry a good one, the first or its successor.
+	if got := stapleQUIC(t, term, ca); got == nil {
+		t.Error("no staple over QUIC")
+	} else if !bytes.Equal(got, first) {
+		checkStaple(t, term, ca, got)
 	}
-	hits := rsp.hits.Load()
+	hits := rsp.hits.Load() // before reading the staple: a refresh after this counts as a fetch
+	before := staple(t, term, ca)
 	if err := term.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if got := staple(t, term, ca); got == nil || !bytes.Equal(got, first) && rsp.hits.Load() == hits {
+	if got := staple(t, term, ca); got == nil || !bytes.Equal(got, before) && rsp.hits.Load() == hits {
 		t.Error("the staple was lost by a reload")
 	}
 	var second []byte
