@@ -58,6 +58,10 @@ func applyRuntime(rc RuntimeConfig, cgroupRoot string, log *slog.Logger) runtime
 		}
 		log.Info("garbage collector", args...)
 	}
+	// Compiling a configuration (the WAF's automata and rule set above all) leaves far more garbage
+	// than live data; without this the heap it grew to stays resident until the scavenger gets to
+	// it, minutes later. One forced collection per start or reload returns it now.
+	debug.FreeOSMemory()
 	return st
 }
 
