@@ -8,8 +8,9 @@ test: vet fmt-check
 	$(GO) test -race -count=1 -timeout 20m ./...
 	# Allocation budgets and the WAF corpus floors, which the race detector would distort, and the
 	# 0-RTT test, whose quic-go client has a data race of its own (the pipeline budget and the 0-RTT
-	# test are end-to-end tests, in ./e2e), and the binary upgrade under load, which is timing-bound.
-	$(GO) test -count=1 -run 'AllocBudget|CorpusFloors|CorpusPlacements|TestHTTP3EarlyData|TestOpsUpgradeUnderLoad' . ./e2e ./waf
+	# test are end-to-end tests, in ./e2e), the binary upgrade under load and the OCSP refresh
+	# schedule, which are timing-bound.
+	$(GO) test -count=1 -run 'AllocBudget|CorpusFloors|CorpusPlacements|TestHTTP3EarlyData|TestOpsUpgradeUnderLoad|TestOCSPStapled|TestOCSPResponderDown|TestOCSPRevoked' . ./e2e ./waf ./tls
 
 vet:
 	$(GO) vet ./...
