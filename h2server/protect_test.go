@@ -230,18 +230,29 @@ func TestRapidResetHandlers(t *testing.T) {
 		running.Add(-1)
 	}))
 	c := dial(t, addr)
+	flooded := make(chan struct{})
 	go func() {
+		// The flood ends at the first write error (the server closed the connection): it must
+		// not call t.Fatal, which is not allowed from this goroutine or after the test.
+		defer close(flooded)
 		for i := uint32(0); i < 200; i++ {
 			id := 2*i + 1
-			c.headers(id, "GET", "/", true)
 			c.mu.Lock()
-			err := c.fr.WriteRSTStream(id, http2.ErrCodeCancel)
+			c.hb.Reset()
+			for _, f := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "example.com"}, {":path", "/"}} {
+				_ = c.enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+			}
+			err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: c.hb.Bytes(), EndStream: true, EndHeaders: true})
+			if err == nil {
+				err = c.fr.WriteRSTStream(id, http2.ErrCodeCancel)
+			}
 			c.mu.Unlock()
 			if err != nil {
 				return
 			}
 		}
 	}()
+	defer func() { c.conn.Close(); <-flooded }()
 	ga, _ := c.readUntilGoAway()
 	if ga == nil || ga.ErrCode != http2.ErrCodeEnhanceYourCalm {
 		t.Errorf("got GOAWAY %v, want ENHANCE_YOUR_CALM", ga)
